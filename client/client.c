@@ -1,0 +1,219 @@
+/* Process-wide client: start-up, producer entry points, collectors, exit.
+ *
+ * The client starts on first use and stops at exit (atexit runs before
+ * shared-library destructors, while the drivers are still loaded). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "gz_client.h"
+#include "gz_client_internal.h"
+
+gz_client gz_the_client;
+
+enum { OFF = 0, RUNNING, STOPPED };
+/* RUNNING until the worker has finished: the final readback at stop still
+ * emits items. */
+static int state;
+static int stopping;
+static pthread_once_t start_once = PTHREAD_ONCE_INIT;
+static pthread_t worker;
+static uint32_t next_track = 1;
+static uint64_t next_flow = 1;
+
+typedef struct collector {
+    gz_collect_fn fn;
+    void *user;
+} collector;
+
+#define MAX_COLLECTORS 256
+static pthread_mutex_t collect_lock = PTHREAD_MUTEX_INITIALIZER;
+static collector collectors[MAX_COLLECTORS];
+
+static void stop_at_exit(void)
+{
+    gz_client_stop();
+}
+
+static void start(void)
+{
+    gz_client *c = &gz_the_client;
+    c->pid = (int)getpid();
+    snprintf(c->exe, sizeof c->exe, "%s",
+             program_invocation_short_name[0] ? program_invocation_short_name : "program");
+    gz_config_read(&c->cfg, c->exe, c->pid);
+    if (!gz_queue_init(&c->queue, c->cfg.queue_items)) {
+        gz_log("out of memory for the event queue; timing is off for this process");
+        __atomic_store_n(&state, STOPPED, __ATOMIC_RELEASE);
+        return;
+    }
+    int err = pthread_create(&worker, NULL, gz_worker_main, NULL);
+    if (err) {
+        gz_log("cannot start the worker thread (%s); timing is off for this process",
+               strerror(err));
+        gz_queue_destroy(&c->queue);
+        __atomic_store_n(&state, STOPPED, __ATOMIC_RELEASE);
+        return;
+    }
+    atexit(stop_at_exit);
+    __atomic_store_n(&state, RUNNING, __ATOMIC_RELEASE);
+}
+
+bool gz_client_start(void)
+{
+    pthread_once(&start_once, start);
+    return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == RUNNING;
+}
+
+static bool running(void)
+{
+    return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == RUNNING;
+}
+
+void gz_client_stop(void)
+{
+    if (!running() || __atomic_exchange_n(&stopping, 1, __ATOMIC_ACQ_REL))
+        return;
+    gz_queue_stop(&gz_the_client.queue);
+    if (pthread_equal(pthread_self(), worker))
+        return; /* exit() from inside a collector: the worker finishes on return */
+    pthread_join(worker, NULL);
+    __atomic_store_n(&state, STOPPED, __ATOMIC_RELEASE);
+}
+
+gz_level gz_client_level(void)
+{
+    return gz_the_client.cfg.level;
+}
+
+bool gz_emit(const gz_item *item)
+{
+    return running() && gz_queue_push(&gz_the_client.queue, item);
+}
+
+bool gz_emit_n(const gz_item *items, uint32_t n)
+{
+    return running() && gz_queue_push_n(&gz_the_client.queue, items, n);
+}
+
+void gz_count_dropped_zones(uint16_t track, uint64_t n)
+{
+    if (track < GZ_MAX_TRACKS)
+        __atomic_fetch_add(&gz_the_client.track_drops[track], n, __ATOMIC_RELAXED);
+}
+
+uint64_t gz_flow_next(void)
+{
+    return __atomic_fetch_add(&next_flow, 1, __ATOMIC_RELAXED);
+}
+
+uint16_t gz_track_new(gz_track_api api, const char *name, double period_ns, uint32_t valid_bits,
+                      uint16_t clock_track)
+{
+    if (!running())
+        return 0;
+    uint32_t id = __atomic_fetch_add(&next_track, 1, __ATOMIC_RELAXED);
+    if (id >= GZ_MAX_TRACKS) {
+        static int once;
+        gz_log_once(&once, "more than %u GPU tracks; zones of the others are dropped",
+                    GZ_MAX_TRACKS - 1);
+        return 0;
+    }
+    gz_item items[2] = {
+        {.type = GZ_ITEM_TRACK_NEW,
+         .track = (uint16_t)id,
+         .ctx = {.period_ns = period_ns,
+                 .valid_bits = valid_bits,
+                 .api = api,
+                 .clock = clock_track}},
+        {.type = GZ_ITEM_TRACK_NAME, .track = (uint16_t)id, .name = gz_intern_cstr(name)},
+    };
+    if (!gz_emit_n(items, 2))
+        return 0;
+    return (uint16_t)id;
+}
+
+void gz_track_set_name(uint16_t track, const char *name)
+{
+    gz_item it = {.type = GZ_ITEM_TRACK_NAME, .track = track, .name = gz_intern_cstr(name)};
+    if (track)
+        gz_emit(&it);
+}
+
+uint32_t gz_thread_id(void)
+{
+    static __thread uint32_t tid;
+    if (!tid) {
+        tid = (uint32_t)syscall(SYS_gettid);
+        char name[64] = "";
+        if (pthread_getname_np(pthread_self(), name, sizeof name) || !name[0])
+            snprintf(name, sizeof name, "thread %u", tid);
+        gz_item it = {.type = GZ_ITEM_THREAD_NAME, .name = gz_intern_cstr(name), .cpu.tid = tid};
+        gz_emit(&it);
+    }
+    return tid;
+}
+
+void gz_cpu_zone(uint32_t name, uint64_t begin_ns, uint64_t end_ns)
+{
+    if (!running())
+        return;
+    gz_item it = {.type = GZ_ITEM_CPU_ZONE,
+                  .name = name,
+                  .cpu = {.begin_ns = begin_ns, .end_ns = end_ns, .tid = gz_thread_id()}};
+    gz_emit(&it);
+}
+
+void gz_flow_out(uint64_t flow, uint64_t ns)
+{
+    if (!running())
+        return;
+    gz_item it = {.type = GZ_ITEM_FLOW_OUT,
+                  .flow = {.ns = ns, .flow = flow, .tid = gz_thread_id()}};
+    gz_emit(&it);
+}
+
+int gz_collector_add(gz_collect_fn fn, void *user)
+{
+    int id = -1;
+    pthread_mutex_lock(&collect_lock);
+    for (int i = 0; i < MAX_COLLECTORS; i++) {
+        if (!collectors[i].fn) {
+            collectors[i] = (collector){fn, user};
+            id = i;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&collect_lock);
+    if (id < 0) {
+        static int once;
+        gz_log_once(&once, "more than %d GPU devices or contexts; results of the others are "
+                           "read only when they are destroyed",
+                    MAX_COLLECTORS);
+    }
+    return id;
+}
+
+void gz_collector_remove(int id)
+{
+    if (id < 0 || id >= MAX_COLLECTORS)
+        return;
+    /* Taking the lock waits for a collection in progress to return. */
+    pthread_mutex_lock(&collect_lock);
+    collectors[id] = (collector){0};
+    pthread_mutex_unlock(&collect_lock);
+}
+
+void gz_client_run_collectors(bool final)
+{
+    pthread_mutex_lock(&collect_lock);
+    for (int i = 0; i < MAX_COLLECTORS; i++)
+        if (collectors[i].fn)
+            collectors[i].fn(collectors[i].user, final);
+    pthread_mutex_unlock(&collect_lock);
+}

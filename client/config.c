@@ -1,0 +1,114 @@
+/* Reading GPUZONES_* variables. A bad value never stops the program: it is
+ * named on stderr with the value used instead. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gz_config.h"
+
+bool gz_config_parse_bool(const char *s, bool *out)
+{
+    static const char *const yes[] = {"1", "on", "yes", "true"};
+    static const char *const no[] = {"0", "off", "no", "false"};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        if (!strcasecmp(s, yes[i])) {
+            *out = true;
+            return true;
+        }
+        if (!strcasecmp(s, no[i])) {
+            *out = false;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool gz_config_parse_level(const char *s, gz_level *out)
+{
+    static const struct {
+        const char *name;
+        gz_level level;
+    } levels[] = {
+        {"submit", GZ_LEVEL_SUBMIT},
+        {"cmdbuf", GZ_LEVEL_CMDBUF},
+        {"labels", GZ_LEVEL_LABELS},
+    };
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+        if (!strcasecmp(s, levels[i].name)) {
+            *out = levels[i].level;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool gz_config_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+    if (!*s || *s == '-' || *s == '+')
+        return false;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+static void read_bool(const char *var, bool *value)
+{
+    const char *s = getenv(var);
+    if (s && !gz_config_parse_bool(s, value))
+        gz_log("%s=\"%.64s\" is not 0/1/on/off/yes/no/true/false; using %s", var, s,
+               *value ? "1" : "0");
+}
+
+static void read_u32(const char *var, uint32_t min, uint32_t max, uint32_t *value)
+{
+    const char *s = getenv(var);
+    if (s && !gz_config_parse_u32(s, min, max, value))
+        gz_log("%s=\"%.64s\" is not a whole number in [%u, %u]; using %u", var, s, min, max,
+               *value);
+}
+
+void gz_config_read(gz_config *cfg, const char *exe, int pid)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->summary = true;
+    cfg->write_trace = true;
+    cfg->level = GZ_LEVEL_LABELS;
+    cfg->queue_items = 1u << 16;
+    cfg->poll_ms = 20;
+
+    const char *out = getenv("GPUZONES_OUTPUT");
+    if (out && !strcasecmp(out, "none")) {
+        cfg->write_trace = false;
+    } else if (out && *out) {
+        if (strlen(out) >= sizeof cfg->output) {
+            gz_log("GPUZONES_OUTPUT is longer than %zu bytes; using the default name",
+                   sizeof cfg->output - 1);
+            out = NULL;
+        } else {
+            snprintf(cfg->output, sizeof cfg->output, "%s", out);
+        }
+    } else {
+        out = NULL;
+    }
+    if (!out && cfg->write_trace) {
+        cfg->output_is_default = true;
+        snprintf(cfg->output, sizeof cfg->output, "gpuzones-%s-%d.json", exe, pid);
+    }
+
+    read_bool("GPUZONES_SUMMARY", &cfg->summary);
+
+    const char *lvl = getenv("GPUZONES_LEVEL");
+    if (lvl && !gz_config_parse_level(lvl, &cfg->level))
+        gz_log("GPUZONES_LEVEL=\"%.64s\" is not submit, cmdbuf or labels; using labels", lvl);
+
+    /* Each half of the double-buffered queue holds this many 32-byte items:
+     * 64 Ki items is 2 MiB per half. */
+    read_u32("GPUZONES_QUEUE_ITEMS", 1024, 1u << 24, &cfg->queue_items);
+    read_u32("GPUZONES_POLL_MS", 1, 1000, &cfg->poll_ms);
+}

@@ -1,0 +1,93 @@
+/* The process-wide client: one per process, shared by the Vulkan layer, the
+ * GL/CL shims and the public API through libgpuzones.so.
+ *
+ * Everything here is safe to call from any thread. The client starts on
+ * first use; it stops at exit (atexit), draining what is queued, writing
+ * the trace's end and printing the summary. */
+#ifndef GZ_CLIENT_H
+#define GZ_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gz_item.h"
+
+#define GZ_EXPORT __attribute__((visibility("default")))
+
+/* Host clock: CLOCK_MONOTONIC in ns. */
+GZ_EXPORT uint64_t gz_host_now_ns(void);
+/* CLOCK_MONOTONIC_RAW in ns (pocl stamps this domain). */
+GZ_EXPORT uint64_t gz_host_now_raw_ns(void);
+
+typedef enum gz_track_api {
+    GZ_API_VULKAN = 1,
+    GZ_API_OPENGL = 2,
+    GZ_API_OPENCL = 3,
+} gz_track_api;
+
+/* Detail levels (GPUZONES_LEVEL), cheapest first. */
+typedef enum gz_level {
+    GZ_LEVEL_SUBMIT = 0, /* one zone per submission batch */
+    GZ_LEVEL_CMDBUF = 1, /* plus one per command buffer */
+    GZ_LEVEL_LABELS = 2, /* plus debug-label zones (default) */
+} gz_level;
+
+/* Starts the client if needed. Returns false when it is disabled or failed
+ * to start (then every other call is a cheap no-op). */
+GZ_EXPORT bool gz_client_start(void);
+/* Stops the worker, drains the queue, ends the trace, prints the summary.
+ * Idempotent; called at exit. */
+GZ_EXPORT void gz_client_stop(void);
+GZ_EXPORT gz_level gz_client_level(void);
+
+/* Interns a string (copies it): ids are stable for the process lifetime.
+ * Returns 0 for the empty name, and for names that no longer fit the
+ * bounded table (counted, shown as "<name dropped>"). */
+GZ_EXPORT uint32_t gz_intern(const char *s, size_t len);
+GZ_EXPORT uint32_t gz_intern_cstr(const char *s);
+
+/* Registers a GPU track (one per VkQueue, GL context, CL queue). Returns its
+ * id (>= 1), or 0 when the table is full (then zones for it are dropped).
+ * clock_track: a track of the same GPU clock whose calibration this one
+ * shares (a queue's label track shares the queue's), or 0 for its own. */
+GZ_EXPORT uint16_t gz_track_new(gz_track_api api, const char *name, double period_ns,
+                                uint32_t valid_bits, uint16_t clock_track);
+GZ_EXPORT void gz_track_set_name(uint16_t track, const char *name);
+
+/* Puts an item on the serialized queue; counts a drop when it is full. */
+GZ_EXPORT bool gz_emit(const gz_item *item);
+/* All of the items or none (a batch of zones must not lose half a pair).
+ * When they are refused, the caller counts its zones as dropped. */
+GZ_EXPORT bool gz_emit_n(const gz_item *items, uint32_t n);
+
+/* Zones lost before they reached the worker (rings full, results lost,
+ * queue full). Kept in counters outside the queue so they are never lost. */
+GZ_EXPORT void gz_count_dropped_zones(uint16_t track, uint64_t n);
+
+/* A new process-unique flow id (never 0). A zone item with GZ_ITEM_F_FLOW
+ * and the same id ends the flow. */
+GZ_EXPORT uint64_t gz_flow_next(void);
+
+/* The calling thread's id; names the thread in the trace on first use. */
+GZ_EXPORT uint32_t gz_thread_id(void);
+
+/* A finished CPU zone on the calling thread. */
+GZ_EXPORT void gz_cpu_zone(uint32_t name, uint64_t begin_ns, uint64_t end_ns);
+/* A flow leaving the calling thread at ns (inside one of its CPU zones) to
+ * the GPU zone whose item carries the same flow id. */
+GZ_EXPORT void gz_flow_out(uint64_t flow, uint64_t ns);
+
+/* Readback hooks: the worker calls each registered collector about every
+ * GPUZONES_POLL_MS and once more with final=true before it stops. Remove
+ * waits until a call in progress has returned. */
+typedef void (*gz_collect_fn)(void *user, bool final);
+GZ_EXPORT int gz_collector_add(gz_collect_fn fn, void *user);
+GZ_EXPORT void gz_collector_remove(int id);
+
+/* One "gpuzones: ..." line on stderr. */
+GZ_EXPORT void gz_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same, at most once per key (a static int the caller owns). */
+GZ_EXPORT void gz_log_once(int *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,31 @@
+/* State shared between client.c (entry points) and worker.c (consumer).
+ * Not part of any API. */
+#ifndef GZ_CLIENT_INTERNAL_H
+#define GZ_CLIENT_INTERNAL_H
+
+#include <stdint.h>
+
+#include "gz_config.h"
+#include "gz_queue.h"
+
+#define GZ_MAX_TRACKS 4096u
+
+typedef struct gz_client {
+    gz_config cfg;
+    gz_queue queue;
+    int pid;
+    char exe[256];
+    /* Zones dropped before they reached the queue, per track (index = id). */
+    uint64_t track_drops[GZ_MAX_TRACKS];
+} gz_client;
+
+extern gz_client gz_the_client;
+
+/* Runs every collector once (final: the last time, before the worker stops). */
+void gz_client_run_collectors(bool final);
+
+/* The worker thread's body: drains the queue until stop, then writes the
+ * trace's end and the summary. */
+void *gz_worker_main(void *arg);
+
+#endif

@@ -1,0 +1,31 @@
+/* Configuration from the environment, read once at client start. */
+#ifndef GZ_CONFIG_H
+#define GZ_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gz_client.h"
+
+typedef struct gz_config {
+    char output[4096];      /* GPUZONES_OUTPUT, or the default file name */
+    bool output_is_default; /* no GPUZONES_OUTPUT given */
+    bool write_trace;       /* false for GPUZONES_OUTPUT=none */
+    bool summary;           /* GPUZONES_SUMMARY (default on) */
+    gz_level level;         /* GPUZONES_LEVEL (default labels) */
+    uint32_t queue_items;   /* GPUZONES_QUEUE_ITEMS: capacity of each queue half */
+    uint32_t poll_ms;       /* GPUZONES_POLL_MS: readback / flush period */
+} gz_config;
+
+/* Fills cfg from getenv; every bad value gets one "gpuzones:" line and the
+ * default. exe is the program's short name, used in the default path. */
+void gz_config_read(gz_config *cfg, const char *exe, int pid);
+
+/* Parsers shared with the tests and the fuzzer: return false for bad input
+ * and leave *out unchanged. */
+bool gz_config_parse_bool(const char *s, bool *out);
+bool gz_config_parse_level(const char *s, gz_level *out);
+bool gz_config_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out);
+
+#endif

@@ -1,0 +1,94 @@
+/* The 32-byte items that travel through the serialized client queue.
+ *
+ * Producers (contexts, the layer's CPU hooks, the public API) fill one item
+ * per event; the worker thread is the only consumer, and the queue keeps a
+ * total order across threads. A GPU zone travels as one item holding both
+ * of its timestamps: the context pairs begin and end when it reads the
+ * queries back, so a dropped item loses one zone and never unbalances a
+ * begin/end stack. */
+#ifndef GZ_ITEM_H
+#define GZ_ITEM_H
+
+#include <stdint.h>
+
+typedef enum gz_item_type {
+    GZ_ITEM_NONE = 0,
+    GZ_ITEM_GPU_ZONE,    /* zone: a whole GPU zone, both ends in raw ticks */
+    GZ_ITEM_GPU_BOUND,   /* bound: a causality bound between a GPU and a host time */
+    GZ_ITEM_CPU_ZONE,    /* cpu: a whole CPU zone on thread tid */
+    GZ_ITEM_FLOW_OUT,    /* cpu: a flow leaves thread tid at ns (inside a CPU zone) */
+    GZ_ITEM_CALIB,       /* calib: a calibrated pair or sync point for a track */
+    GZ_ITEM_TRACK_NEW,   /* ctx: a GPU track (context) appears */
+    GZ_ITEM_TRACK_NAME,  /* name: the track's display name (interned) */
+    GZ_ITEM_THREAD_NAME, /* cpu.tid + name: a CPU thread's name */
+    GZ_ITEM_DROPS,       /* drops.count zones were lost before entering the queue */
+} gz_item_type;
+
+enum {
+    GZ_ITEM_F_NOT_BEFORE = 1u << 0, /* bound: GPU time ticks ≥ host_ns */
+    GZ_ITEM_F_NOT_AFTER = 1u << 1,  /* bound: GPU time ticks ≤ host_ns */
+    GZ_ITEM_F_FLOW = 1u << 2,       /* zone: the flow field links it to a CPU zone */
+};
+
+/* What a GPU zone stands for, in bits 4..6 of flags of GZ_ITEM_GPU_ZONE. */
+typedef enum gz_zone_kind {
+    GZ_ZONE_SUBMIT = 0,   /* a submission batch */
+    GZ_ZONE_CMDBUF = 1,   /* a command buffer execution */
+    GZ_ZONE_LABEL = 2,    /* a debug label / group region */
+    GZ_ZONE_EXPLICIT = 3, /* a zone from the public API */
+} gz_zone_kind;
+
+#define GZ_ITEM_KIND_SHIFT 4
+#define GZ_ITEM_KIND_MASK (7u << GZ_ITEM_KIND_SHIFT)
+
+typedef struct gz_item {
+    uint8_t type;   /* gz_item_type */
+    uint8_t flags;  /* GZ_ITEM_F_* */
+    uint16_t track; /* GPU track id (0 = none) */
+    uint32_t name;  /* interned string id */
+    union {
+        struct {
+            uint64_t begin_ticks; /* raw timestamps as the API reported them */
+            uint64_t end_ticks;
+            uint64_t flow; /* flow id shared with a CPU zone, 0 = none */
+        } zone;
+        struct {
+            uint64_t ticks;   /* raw GPU timestamp */
+            uint64_t host_ns; /* CLOCK_MONOTONIC; see the flags for the direction */
+            uint64_t reserved;
+        } bound;
+        struct {
+            uint64_t begin_ns; /* CLOCK_MONOTONIC */
+            uint64_t end_ns;
+            uint32_t tid;
+            uint32_t reserved;
+        } cpu;
+        struct {
+            uint64_t ns;   /* CLOCK_MONOTONIC */
+            uint64_t flow; /* flow id shared with a GPU zone */
+            uint32_t tid;
+            uint32_t reserved;
+        } flow;
+        struct {
+            uint64_t ticks;        /* raw GPU timestamp */
+            uint64_t host_ns;      /* CLOCK_MONOTONIC */
+            uint64_t deviation_ns; /* maximum deviation of the pair */
+        } calib;                   /* flags: the gz_calib_method */
+        struct {
+            double period_ns;    /* ns per tick */
+            uint32_t valid_bits; /* timestamp valid bits */
+            uint32_t api;        /* gz_track_api */
+            uint16_t clock;      /* track whose clock model this one shares; 0 = its own */
+            uint16_t reserved16;
+            uint32_t reserved;
+        } ctx; /* for GZ_ITEM_TRACK_NEW */
+        struct {
+            uint64_t count;
+            uint64_t reserved[2];
+        } drops;
+    };
+} gz_item;
+
+_Static_assert(sizeof(gz_item) == 32, "queue items are 32 bytes");
+
+#endif

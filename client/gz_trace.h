@@ -1,0 +1,47 @@
+/* The Chrome trace JSON sink (docs/TRACE_FORMAT.md): one event per line,
+ * written incrementally so that a killed process leaves a loadable file. */
+#ifndef GZ_TRACE_H
+#define GZ_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gz_jsonw.h"
+
+/* GPU tracks get synthetic tids from here up: above any kernel thread id
+ * (pid_max is at most 2^22), so they never collide. */
+#define GZ_TRACE_GPU_TID_BASE 0x40000000u
+
+typedef struct gz_trace {
+    bool open;
+    bool failed; /* a write failed: nothing more is written */
+    int pid;
+    uint64_t events;
+    char path[4096];
+    gz_jsonw w;
+} gz_trace;
+
+/* Opens path (truncating); if that fails, tries the same file name in
+ * $TMPDIR or /tmp. Says on stderr what happened. */
+bool gz_trace_open(gz_trace *t, const char *path, int pid, const char *exe);
+
+void gz_trace_thread_name(gz_trace *t, uint32_t tid, const char *name, size_t len, int sort_index);
+
+/* An X event; the caller may add ,"args":{...} through gz_trace_writer()
+ * before gz_trace_end_event. */
+void gz_trace_zone(gz_trace *t, const char *cat, const char *name, size_t len, uint32_t tid,
+                   uint64_t begin_ns, uint64_t end_ns);
+void gz_trace_flow(gz_trace *t, bool start, uint64_t id, uint32_t tid, uint64_t ns);
+/* A thread-scoped instant event; args follow like for zones. */
+void gz_trace_instant(gz_trace *t, const char *cat, const char *name, uint32_t tid, uint64_t ns);
+void gz_trace_end_event(gz_trace *t);
+gz_jsonw *gz_trace_writer(gz_trace *t);
+
+/* Hands buffered events to the kernel; false once writing has failed. */
+bool gz_trace_flush(gz_trace *t);
+
+/* Writes the totals event and the closing bracket, and closes the file. */
+void gz_trace_close(gz_trace *t, uint64_t zones_written, uint64_t zones_dropped,
+                    uint64_t items_dropped);
+
+#endif

@@ -1,0 +1,197 @@
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gz_jsonw.h"
+
+void gz_jsonw_init(gz_jsonw *w, int fd)
+{
+    w->fd = fd;
+    w->error = 0;
+    w->len = 0;
+    w->written = 0;
+}
+
+bool gz_jsonw_flush(gz_jsonw *w)
+{
+    size_t off = 0;
+    while (w->fd >= 0 && off < w->len) {
+        ssize_t n = write(w->fd, w->buf + off, w->len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            w->error = n < 0 ? errno : EIO;
+            w->fd = -1; /* the caller reports and closes */
+            break;
+        }
+        off += (size_t)n;
+        w->written += (uint64_t)n;
+    }
+    w->len = 0;
+    return w->error == 0;
+}
+
+void gz_jsonw_raw(gz_jsonw *w, const char *s, size_t len)
+{
+    while (len) {
+        if (w->len == sizeof w->buf)
+            gz_jsonw_flush(w);
+        size_t n = sizeof w->buf - w->len;
+        if (n > len)
+            n = len;
+        memcpy(w->buf + w->len, s, n);
+        w->len += n;
+        s += n;
+        len -= n;
+    }
+}
+
+void gz_jsonw_lit(gz_jsonw *w, const char *s)
+{
+    gz_jsonw_raw(w, s, strlen(s));
+}
+
+static size_t format_u64(char out[20], uint64_t v)
+{
+    char tmp[20];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    return n;
+}
+
+void gz_jsonw_u64(gz_jsonw *w, uint64_t v)
+{
+    char s[20];
+    gz_jsonw_raw(w, s, format_u64(s, v));
+}
+
+void gz_jsonw_i64(gz_jsonw *w, int64_t v)
+{
+    if (v < 0) {
+        gz_jsonw_raw(w, "-", 1);
+        gz_jsonw_u64(w, (uint64_t)0 - (uint64_t)v);
+    } else {
+        gz_jsonw_u64(w, (uint64_t)v);
+    }
+}
+
+void gz_jsonw_us(gz_jsonw *w, uint64_t ns)
+{
+    char s[24];
+    size_t n = format_u64(s, ns / 1000);
+    unsigned frac = (unsigned)(ns % 1000);
+    s[n++] = '.';
+    s[n++] = (char)('0' + frac / 100);
+    s[n++] = (char)('0' + frac / 10 % 10);
+    s[n++] = (char)('0' + frac % 10);
+    gz_jsonw_raw(w, s, n);
+}
+
+/* Length of the valid UTF-8 sequence at s (1–4), or 0 if it is not one
+ * (overlong forms, surrogates and code points above U+10FFFF are invalid). */
+static size_t utf8_seq_len(const unsigned char *s, size_t len)
+{
+    unsigned char c = s[0];
+    size_t n;
+    unsigned min;
+    unsigned cp;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+        cp = c & 0x1f;
+        min = 0x80;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        cp = c & 0x0f;
+        min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        cp = c & 0x07;
+        min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (len < n)
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+typedef void (*emit_fn)(void *ctx, const char *piece, size_t len);
+
+/* Emits the quoted, escaped form of src piece by piece: runs of plain ASCII
+ * go out in one call. */
+static void escape(const char *src, size_t len, emit_fn emit, void *ctx)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)src;
+    emit(ctx, "\"", 1);
+    while (len) {
+        size_t run = 0;
+        while (run < len && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\')
+            run++;
+        size_t step = run;
+        if (run) {
+            emit(ctx, (const char *)p, run);
+        } else if (*p == '"' || *p == '\\') {
+            char e[2] = {'\\', (char)*p};
+            emit(ctx, e, 2);
+            step = 1;
+        } else if (*p < 0x20) {
+            char e[6] = {'\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15]};
+            emit(ctx, e, 6);
+            step = 1;
+        } else if ((step = utf8_seq_len(p, len))) {
+            emit(ctx, (const char *)p, step);
+        } else {
+            emit(ctx, "\\ufffd", 6);
+            step = 1;
+        }
+        p += step;
+        len -= step;
+    }
+    emit(ctx, "\"", 1);
+}
+
+static void emit_to_writer(void *ctx, const char *piece, size_t len)
+{
+    gz_jsonw_raw(ctx, piece, len);
+}
+
+void gz_jsonw_str(gz_jsonw *w, const char *s, size_t len)
+{
+    escape(s, len, emit_to_writer, w);
+}
+
+typedef struct bounded_buf {
+    char *dst;
+    size_t cap;
+    size_t need;
+} bounded_buf;
+
+static void emit_to_buffer(void *ctx, const char *piece, size_t len)
+{
+    bounded_buf *b = ctx;
+    if (b->need < b->cap)
+        memcpy(b->dst + b->need, piece, b->need + len <= b->cap ? len : b->cap - b->need);
+    b->need += len;
+}
+
+size_t gz_json_escape(char *dst, size_t cap, const char *src, size_t len)
+{
+    bounded_buf b = {dst, cap, 0};
+    escape(src, len, emit_to_buffer, &b);
+    return b.need;
+}

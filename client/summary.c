@@ -1,0 +1,132 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "gz_intern.h"
+#include "gz_item.h"
+#include "gz_stats.h"
+#include "gz_summary.h"
+
+#define MAX_ROWS 4096u
+#define TABLE_SLOTS (MAX_ROWS * 2)
+#define OTHER_NAME UINT32_MAX
+
+typedef struct row {
+    uint32_t name;
+    unsigned kind;
+    gz_stats stats;
+} row;
+
+struct gz_summary {
+    row *rows[MAX_ROWS + 1]; /* + the pooled row */
+    uint32_t nrows;
+    uint32_t slots[TABLE_SLOTS]; /* open addressing: row index + 1 */
+};
+
+gz_summary *gz_summary_new(void)
+{
+    return calloc(1, sizeof(gz_summary));
+}
+
+void gz_summary_free(gz_summary *s)
+{
+    if (!s)
+        return;
+    for (uint32_t i = 0; i < s->nrows; i++)
+        free(s->rows[i]);
+    free(s);
+}
+
+static row *new_row(gz_summary *s, uint32_t name, unsigned kind)
+{
+    row *r = malloc(sizeof *r);
+    if (!r)
+        return NULL;
+    r->name = name;
+    r->kind = kind;
+    gz_stats_init(&r->stats);
+    s->rows[s->nrows++] = r;
+    return r;
+}
+
+static row *find_row(gz_summary *s, uint32_t name, unsigned kind)
+{
+    uint32_t h = (name * 2654435761u) ^ (kind * 40503u);
+    for (uint32_t i = 0; i < TABLE_SLOTS; i++) {
+        uint32_t *slot = &s->slots[(h + i) % TABLE_SLOTS];
+        if (!*slot) {
+            if (s->nrows >= MAX_ROWS)
+                break;
+            row *r = new_row(s, name, kind);
+            if (!r)
+                return NULL;
+            *slot = s->nrows;
+            return r;
+        }
+        row *r = s->rows[*slot - 1];
+        if (r->name == name && r->kind == kind)
+            return r;
+    }
+    /* Table full: pool the rest so totals stay right. */
+    for (uint32_t i = MAX_ROWS; i < s->nrows; i++)
+        if (s->rows[i]->name == OTHER_NAME)
+            return s->rows[i];
+    return s->nrows <= MAX_ROWS ? new_row(s, OTHER_NAME, kind) : NULL;
+}
+
+void gz_summary_add(gz_summary *s, uint32_t name, unsigned kind, uint64_t dur_ns)
+{
+    row *r = find_row(s, name, kind);
+    if (r)
+        gz_stats_add(&r->stats, dur_ns);
+}
+
+static int by_total_desc(const void *a, const void *b)
+{
+    const row *x = *(const row *const *)a, *y = *(const row *const *)b;
+    if (x->stats.total_ns != y->stats.total_ns)
+        return x->stats.total_ns < y->stats.total_ns ? 1 : -1;
+    return x->name < y->name ? -1 : x->name > y->name;
+}
+
+static const char *kind_name(unsigned kind)
+{
+    static const char *const names[] = {"submit", "cmdbuf", "label", "zone"};
+    return kind < 4 ? names[kind] : "?";
+}
+
+static void print_ms(FILE *f, uint64_t ns)
+{
+    fprintf(f, " %11.3f", (double)ns / 1e6);
+}
+
+void gz_summary_print_zones(gz_summary *s, FILE *f)
+{
+    if (!s->nrows) {
+        fprintf(f, "gpuzones: no GPU zones were recorded\n");
+        return;
+    }
+    row **sorted = malloc(s->nrows * sizeof *sorted);
+    if (!sorted)
+        return;
+    memcpy(sorted, s->rows, s->nrows * sizeof *sorted);
+    qsort(sorted, s->nrows, sizeof *sorted, by_total_desc);
+    fprintf(f, "gpuzones: GPU zones (times in ms)\n");
+    fprintf(f, "%-40s %-6s %9s %11s %11s %11s %11s %11s\n", "zone", "kind", "count", "total",
+            "mean", "p50", "p95", "max");
+    for (uint32_t i = 0; i < s->nrows; i++) {
+        const row *r = sorted[i];
+        size_t len;
+        const char *name = r->name == OTHER_NAME ? "<other names>" : gz_intern_str(r->name, &len);
+        if (!*name)
+            name = "<unnamed>";
+        fprintf(f, "%-40.40s %-6s %9llu", name, kind_name(r->kind),
+                (unsigned long long)r->stats.count);
+        print_ms(f, r->stats.total_ns);
+        print_ms(f, gz_stats_mean(&r->stats));
+        print_ms(f, gz_stats_quantile(&r->stats, 0.5));
+        print_ms(f, gz_stats_quantile(&r->stats, 0.95));
+        print_ms(f, r->stats.max_ns);
+        fputc('\n', f);
+    }
+    free(sorted);
+}

@@ -1,0 +1,170 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gz_client.h"
+#include "gz_trace.h"
+
+static int open_file(const char *path)
+{
+    return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+}
+
+bool gz_trace_open(gz_trace *t, const char *path, int pid, const char *exe)
+{
+    memset(t, 0, sizeof *t);
+    t->pid = pid;
+    int fd = open_file(path);
+    if (fd >= 0) {
+        snprintf(t->path, sizeof t->path, "%s", path);
+    } else {
+        int err = errno;
+        const char *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        const char *tmp = getenv("TMPDIR");
+        if (!tmp || !*tmp)
+            tmp = "/tmp";
+        snprintf(t->path, sizeof t->path, "%s/%s", tmp, *base ? base : "gpuzones.json");
+        fd = open_file(t->path);
+        if (fd < 0) {
+            gz_log("cannot create trace file %s (%s) nor %s (%s); no trace is written", path,
+                   strerror(err), t->path, strerror(errno));
+            return false;
+        }
+        gz_log("cannot create trace file %s (%s); writing %s instead", path, strerror(err),
+               t->path);
+    }
+    t->open = true;
+    gz_jsonw_init(&t->w, fd);
+    gz_jsonw_lit(&t->w, "[\n");
+    gz_jsonw_lit(&t->w, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+    gz_jsonw_i64(&t->w, pid);
+    gz_jsonw_lit(&t->w, ",\"args\":{\"name\":");
+    gz_jsonw_str(&t->w, exe, strlen(exe));
+    gz_jsonw_lit(&t->w, "}},\n");
+    return true;
+}
+
+static bool writable(gz_trace *t)
+{
+    return t->open && !t->failed;
+}
+
+static void event_head(gz_trace *t, const char *ph, uint32_t tid)
+{
+    gz_jsonw_lit(&t->w, "{\"ph\":\"");
+    gz_jsonw_lit(&t->w, ph);
+    gz_jsonw_lit(&t->w, "\",\"pid\":");
+    gz_jsonw_i64(&t->w, t->pid);
+    gz_jsonw_lit(&t->w, ",\"tid\":");
+    gz_jsonw_u64(&t->w, tid);
+}
+
+void gz_trace_end_event(gz_trace *t)
+{
+    if (writable(t)) {
+        gz_jsonw_lit(&t->w, "},\n");
+        t->events++;
+    }
+}
+
+gz_jsonw *gz_trace_writer(gz_trace *t)
+{
+    return &t->w;
+}
+
+void gz_trace_thread_name(gz_trace *t, uint32_t tid, const char *name, size_t len, int sort_index)
+{
+    if (!writable(t))
+        return;
+    event_head(t, "M", tid);
+    gz_jsonw_lit(&t->w, ",\"name\":\"thread_name\",\"args\":{\"name\":");
+    gz_jsonw_str(&t->w, name, len);
+    gz_jsonw_lit(&t->w, "}");
+    gz_trace_end_event(t);
+    event_head(t, "M", tid);
+    gz_jsonw_lit(&t->w, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
+    gz_jsonw_i64(&t->w, sort_index);
+    gz_jsonw_lit(&t->w, "}");
+    gz_trace_end_event(t);
+}
+
+void gz_trace_zone(gz_trace *t, const char *cat, const char *name, size_t len, uint32_t tid,
+                   uint64_t begin_ns, uint64_t end_ns)
+{
+    if (!writable(t))
+        return;
+    event_head(t, "X", tid);
+    gz_jsonw_lit(&t->w, ",\"cat\":\"");
+    gz_jsonw_lit(&t->w, cat);
+    gz_jsonw_lit(&t->w, "\",\"name\":");
+    gz_jsonw_str(&t->w, name, len);
+    gz_jsonw_lit(&t->w, ",\"ts\":");
+    gz_jsonw_us(&t->w, begin_ns);
+    gz_jsonw_lit(&t->w, ",\"dur\":");
+    gz_jsonw_us(&t->w, end_ns > begin_ns ? end_ns - begin_ns : 0);
+}
+
+void gz_trace_flow(gz_trace *t, bool start, uint64_t id, uint32_t tid, uint64_t ns)
+{
+    if (!writable(t))
+        return;
+    event_head(t, start ? "s" : "f", tid);
+    gz_jsonw_lit(&t->w, start ? ",\"cat\":\"flow\",\"name\":\"submit\",\"id\":"
+                              : ",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"submit\",\"id\":");
+    gz_jsonw_u64(&t->w, id);
+    gz_jsonw_lit(&t->w, ",\"ts\":");
+    gz_jsonw_us(&t->w, ns);
+    gz_trace_end_event(t);
+}
+
+void gz_trace_instant(gz_trace *t, const char *cat, const char *name, uint32_t tid, uint64_t ns)
+{
+    if (!writable(t))
+        return;
+    event_head(t, "i", tid);
+    gz_jsonw_lit(&t->w, ",\"s\":\"t\",\"cat\":\"");
+    gz_jsonw_lit(&t->w, cat);
+    gz_jsonw_lit(&t->w, "\",\"name\":");
+    gz_jsonw_str(&t->w, name, strlen(name));
+    gz_jsonw_lit(&t->w, ",\"ts\":");
+    gz_jsonw_us(&t->w, ns);
+}
+
+bool gz_trace_flush(gz_trace *t)
+{
+    if (!writable(t))
+        return false;
+    if (!gz_jsonw_flush(&t->w)) {
+        t->failed = true;
+        gz_log("writing trace file %s failed (%s); the trace stops here, later zones are "
+               "counted as dropped",
+               t->path, strerror(t->w.error));
+        return false;
+    }
+    return true;
+}
+
+void gz_trace_close(gz_trace *t, uint64_t zones_written, uint64_t zones_dropped,
+                    uint64_t items_dropped)
+{
+    if (writable(t)) {
+        gz_jsonw_lit(&t->w, "{\"ph\":\"M\",\"name\":\"gpuzones_totals\",\"pid\":");
+        gz_jsonw_i64(&t->w, t->pid);
+        gz_jsonw_lit(&t->w, ",\"args\":{\"zones_written\":");
+        gz_jsonw_u64(&t->w, zones_written);
+        gz_jsonw_lit(&t->w, ",\"zones_dropped\":");
+        gz_jsonw_u64(&t->w, zones_dropped);
+        gz_jsonw_lit(&t->w, ",\"items_dropped\":");
+        gz_jsonw_u64(&t->w, items_dropped);
+        gz_jsonw_lit(&t->w, "}}\n]\n");
+        gz_trace_flush(t);
+    }
+    if (t->open && t->w.fd >= 0)
+        close(t->w.fd);
+    t->w.fd = -1;
+    t->open = false;
+}

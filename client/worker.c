@@ -1,0 +1,391 @@
+/* The worker thread: the queue's only consumer.
+ *
+ * It turns raw GPU ticks into host ns through each track's clock model,
+ * orders each track's zones parents first (so every track nests in every
+ * viewer), writes them, and keeps the statistics for the exit summary. It also drives readback: collectors
+ * registered by the GPU contexts run on this thread between drains. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gz_calibration.h"
+#include "gz_client.h"
+#include "gz_client_internal.h"
+#include "gz_intern.h"
+#include "gz_summary.h"
+#include "gz_trace.h"
+
+#define MAX_CYCLE_ZONES (1u << 20) /* per track per drain cycle */
+#define CALIB_REPORT_NS 1000000000ull /* calibration events at most once a second per track */
+
+/* A zone received in this drain cycle; times are GPU ns until written. */
+typedef struct cycle_zone {
+    uint64_t begin_gpu_ns;
+    uint64_t end_gpu_ns;
+    uint64_t flow;
+    uint32_t name;
+    uint8_t kind;
+    bool has_flow;
+} cycle_zone;
+
+typedef struct track {
+    bool used;
+    uint32_t name;
+    gz_track_api api;
+    double period_ns;
+    uint32_t valid_bits;
+    uint64_t mask;
+    gz_tick_period period;
+    gz_clock_model model;
+    uint16_t clock; /* track whose model converts this one's times (itself by default) */
+    uint64_t calib_reported_samples;
+    uint64_t calib_reported_at;
+
+    cycle_zone *cycle; /* zones received in this drain cycle */
+    uint32_t ncycle, cap;
+    bool in_dirty_list;
+
+    uint64_t zones;   /* written */
+    uint64_t dropped; /* refused here (out of memory) */
+} track;
+
+typedef struct worker {
+    gz_trace trace;
+    gz_summary *summary;
+    track tracks[GZ_MAX_TRACKS];
+    uint64_t zones_written;
+    uint64_t zones_dropped_here;
+    uint64_t zones_unwritten; /* converted but the trace file had failed */
+    uint16_t dirty[GZ_MAX_TRACKS]; /* tracks with zones in this cycle */
+    uint32_t ndirty;
+} worker;
+
+static uint32_t gpu_tid(uint16_t id)
+{
+    return GZ_TRACE_GPU_TID_BASE + id;
+}
+
+static uint64_t to_gpu_ns(const track *t, uint64_t ticks)
+{
+    /* Unwrapping of N-bit counters goes here (clock issue); today the
+     * masked value is taken as is. */
+    return gz_ticks_to_ns(ticks & t->mask, t->period);
+}
+
+static void report_calibration(worker *w, uint16_t id, track *t, uint64_t now)
+{
+    const gz_clock_model *m = &t->model;
+    gz_trace_instant(&w->trace, "calibration", "calibration", gpu_tid(id), now);
+    gz_jsonw *j = gz_trace_writer(&w->trace);
+    if (w->trace.open && !w->trace.failed) {
+        gz_jsonw_lit(j, ",\"args\":{\"method\":\"");
+        gz_jsonw_lit(j, gz_calib_method_name(m->method));
+        gz_jsonw_lit(j, "\",\"max_deviation_ns\":");
+        gz_jsonw_u64(j, m->deviation_ns);
+        gz_jsonw_lit(j, ",\"offset_ns\":");
+        gz_jsonw_i64(j, m->offset_ns);
+        gz_jsonw_lit(j, ",\"samples\":");
+        gz_jsonw_u64(j, m->samples);
+        gz_jsonw_lit(j, ",\"period_ns\":");
+        char period[32];
+        snprintf(period, sizeof period, "%.6f", t->period_ns);
+        gz_jsonw_lit(j, period);
+        gz_jsonw_lit(j, ",\"valid_bits\":");
+        gz_jsonw_u64(j, t->valid_bits);
+        gz_jsonw_lit(j, "}");
+    }
+    gz_trace_end_event(&w->trace);
+    t->calib_reported_samples = m->samples;
+    t->calib_reported_at = now;
+}
+
+static void track_new(worker *w, const gz_item *it)
+{
+    track *t = &w->tracks[it->track];
+    free(t->cycle);
+    memset(t, 0, sizeof *t);
+    t->used = true;
+    t->api = (gz_track_api)it->ctx.api;
+    t->period_ns = it->ctx.period_ns;
+    t->valid_bits = it->ctx.valid_bits;
+    t->mask = gz_ticks_mask(it->ctx.valid_bits);
+    t->period = gz_tick_period_from_ns(it->ctx.period_ns);
+    t->clock = it->track;
+    if (it->ctx.clock && it->ctx.clock < GZ_MAX_TRACKS && w->tracks[it->ctx.clock].used)
+        t->clock = it->ctx.clock;
+    gz_model_init(&t->model);
+}
+
+static void track_name(worker *w, const gz_item *it)
+{
+    track *t = &w->tracks[it->track];
+    if (!t->used)
+        return;
+    t->name = it->name;
+    size_t len;
+    const char *s = gz_intern_str(it->name, &len);
+    gz_trace_thread_name(&w->trace, gpu_tid(it->track), s, len, 1000 + it->track);
+}
+
+static const char *const kind_names[] = {"submit", "cmdbuf", "label", "zone"};
+
+/* Parents first: earlier begin first, and for equal begins the longer zone
+ * first, so that viewers nest zones that start on the same tick. */
+static int by_begin_then_longer(const void *a, const void *b)
+{
+    const cycle_zone *x = a, *y = b;
+    if (x->begin_gpu_ns != y->begin_gpu_ns)
+        return x->begin_gpu_ns < y->begin_gpu_ns ? -1 : 1;
+    if (x->end_gpu_ns != y->end_gpu_ns)
+        return x->end_gpu_ns > y->end_gpu_ns ? -1 : 1;
+    return 0;
+}
+
+/* Writes the track's zones of this cycle. They are converted only now, with
+ * every calibration sample and bound of the cycle applied: a short
+ * look-ahead that lets a zone use samples taken just after it. */
+static void write_cycle(worker *w, uint16_t id, track *t)
+{
+    const gz_clock_model *model = &w->tracks[t->clock].model;
+    qsort(t->cycle, t->ncycle, sizeof *t->cycle, by_begin_then_longer);
+    for (uint32_t i = 0; i < t->ncycle; i++) {
+        const cycle_zone *z = &t->cycle[i];
+        uint64_t b = gz_model_to_host(model, z->begin_gpu_ns);
+        uint64_t e = gz_model_to_host(model, z->end_gpu_ns);
+        if (e < b)
+            e = b;
+        size_t len;
+        const char *name = gz_intern_str(z->name, &len);
+        if (w->trace.open && !w->trace.failed) {
+            gz_trace_zone(&w->trace, "gpu", name, len, gpu_tid(id), b, e);
+            gz_jsonw *j = gz_trace_writer(&w->trace);
+            gz_jsonw_lit(j, ",\"args\":{\"level\":\"");
+            gz_jsonw_lit(j, kind_names[z->kind & 3]);
+            gz_jsonw_lit(j, "\"}");
+            gz_trace_end_event(&w->trace);
+            if (z->has_flow)
+                gz_trace_flow(&w->trace, false, z->flow, gpu_tid(id), b);
+        } else {
+            w->zones_unwritten++;
+        }
+        gz_summary_add(w->summary, z->name, z->kind, e - b);
+        t->zones++;
+        w->zones_written++;
+    }
+    t->ncycle = 0;
+}
+
+static void write_cycles(worker *w)
+{
+    for (uint32_t i = 0; i < w->ndirty; i++) {
+        track *t = &w->tracks[w->dirty[i]];
+        write_cycle(w, w->dirty[i], t);
+        t->in_dirty_list = false;
+    }
+    w->ndirty = 0;
+}
+
+static void gpu_zone(worker *w, const gz_item *it)
+{
+    track *t = &w->tracks[it->track];
+    if (!t->used)
+        return;
+    if (t->ncycle == t->cap) {
+        uint32_t cap = t->cap ? t->cap * 2 : 256;
+        cycle_zone *z = cap <= MAX_CYCLE_ZONES ? realloc(t->cycle, cap * sizeof *z) : NULL;
+        if (!z) {
+            t->dropped++;
+            return;
+        }
+        t->cycle = z;
+        t->cap = cap;
+    }
+    t->cycle[t->ncycle++] = (cycle_zone){
+        .begin_gpu_ns = to_gpu_ns(t, it->zone.begin_ticks),
+        .end_gpu_ns = to_gpu_ns(t, it->zone.end_ticks),
+        .flow = it->zone.flow,
+        .name = it->name,
+        .kind = (uint8_t)((it->flags & GZ_ITEM_KIND_MASK) >> GZ_ITEM_KIND_SHIFT),
+        .has_flow = (it->flags & GZ_ITEM_F_FLOW) != 0,
+    };
+    if (!t->in_dirty_list) {
+        t->in_dirty_list = true;
+        w->dirty[w->ndirty++] = it->track;
+    }
+}
+
+static void gpu_bound(worker *w, const gz_item *it)
+{
+    track *t = &w->tracks[it->track];
+    if (!t->used)
+        return;
+    uint64_t gpu_ns = to_gpu_ns(t, it->bound.ticks);
+    gz_clock_model *m = &w->tracks[t->clock].model;
+    if (it->flags & GZ_ITEM_F_NOT_BEFORE)
+        gz_model_add_bounds(m, gpu_ns, it->bound.host_ns, 0, 0);
+    if (it->flags & GZ_ITEM_F_NOT_AFTER)
+        gz_model_add_bounds(m, 0, 0, gpu_ns, it->bound.host_ns);
+}
+
+static void calib(worker *w, const gz_item *it)
+{
+    track *t = &w->tracks[it->track];
+    if (!t->used)
+        return;
+    gz_calib_pair p = {
+        .gpu_ns = to_gpu_ns(t, it->calib.ticks),
+        .host_ns = it->calib.host_ns,
+        .deviation_ns = it->calib.deviation_ns,
+    };
+    gz_model_add_pair(&w->tracks[t->clock].model, (gz_calib_method)it->flags, &p);
+}
+
+static void process(worker *w, const gz_item *items, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const gz_item *it = &items[i];
+        if (it->track >= GZ_MAX_TRACKS)
+            continue;
+        switch ((gz_item_type)it->type) {
+        case GZ_ITEM_GPU_ZONE:
+            gpu_zone(w, it);
+            break;
+        case GZ_ITEM_GPU_BOUND:
+            gpu_bound(w, it);
+            break;
+        case GZ_ITEM_CPU_ZONE: {
+            size_t len;
+            const char *name = gz_intern_str(it->name, &len);
+            gz_trace_zone(&w->trace, "cpu", name, len, it->cpu.tid, it->cpu.begin_ns,
+                          it->cpu.end_ns);
+            gz_trace_end_event(&w->trace);
+            break;
+        }
+        case GZ_ITEM_FLOW_OUT:
+            gz_trace_flow(&w->trace, true, it->flow.flow, it->flow.tid, it->flow.ns);
+            break;
+        case GZ_ITEM_CALIB:
+            calib(w, it);
+            break;
+        case GZ_ITEM_TRACK_NEW:
+            track_new(w, it);
+            break;
+        case GZ_ITEM_TRACK_NAME:
+            track_name(w, it);
+            break;
+        case GZ_ITEM_THREAD_NAME: {
+            size_t len;
+            const char *name = gz_intern_str(it->name, &len);
+            gz_trace_thread_name(&w->trace, it->cpu.tid, name, len, 0);
+            break;
+        }
+        case GZ_ITEM_NONE:
+        case GZ_ITEM_DROPS:
+            break;
+        }
+    }
+    write_cycles(w);
+}
+
+static void report_calibrations(worker *w, bool all)
+{
+    uint64_t now = gz_host_now_ns();
+    for (uint16_t id = 1; id < GZ_MAX_TRACKS; id++) {
+        track *t = &w->tracks[id];
+        if (!t->used || t->clock != id)
+            continue;
+        bool changed = t->model.samples != t->calib_reported_samples;
+        if (all || (changed && now - t->calib_reported_at >= CALIB_REPORT_NS))
+            report_calibration(w, id, t, now);
+    }
+}
+
+static uint64_t track_drops(uint16_t id)
+{
+    return __atomic_load_n(&gz_the_client.track_drops[id], __ATOMIC_RELAXED);
+}
+
+static void print_summary(worker *w, uint64_t zones_dropped, uint64_t items_dropped)
+{
+    FILE *f = stderr;
+    gz_summary_print_zones(w->summary, f);
+    for (uint16_t id = 1; id < GZ_MAX_TRACKS; id++) {
+        const track *t = &w->tracks[id];
+        if (!t->used)
+            continue;
+        const gz_clock_model *m = &w->tracks[t->clock].model;
+        fprintf(f,
+                "gpuzones: track \"%s\": %llu zones, %llu dropped; clock: %s, max deviation "
+                "%llu ns, offset %lld ns, %llu samples\n",
+                gz_intern_str(t->name, NULL), (unsigned long long)t->zones,
+                (unsigned long long)(t->dropped + track_drops(id)), gz_calib_method_name(m->method),
+                (unsigned long long)m->deviation_ns, (long long)m->offset_ns,
+                (unsigned long long)m->samples);
+    }
+    if (items_dropped)
+        fprintf(f, "gpuzones: %llu queue items were dropped (queue full: raise "
+                   "GPUZONES_QUEUE_ITEMS)\n",
+                (unsigned long long)items_dropped);
+    if (gz_intern_dropped())
+        fprintf(f, "gpuzones: %llu zone names did not fit the name table\n",
+                (unsigned long long)gz_intern_dropped());
+    if (w->trace.path[0] && !w->trace.failed && gz_the_client.cfg.write_trace)
+        fprintf(f, "gpuzones: trace written to %s (%llu zones, %llu dropped)\n", w->trace.path,
+                (unsigned long long)w->zones_written, (unsigned long long)zones_dropped);
+    else
+        fprintf(f, "gpuzones: %llu zones, %llu dropped, %llu not written (no trace file)\n",
+                (unsigned long long)w->zones_written, (unsigned long long)zones_dropped,
+                (unsigned long long)w->zones_unwritten);
+}
+
+static void finish(worker *w)
+{
+    uint64_t zones_dropped = 0;
+    for (uint16_t id = 1; id < GZ_MAX_TRACKS; id++) {
+        track *t = &w->tracks[id];
+        zones_dropped += track_drops(id) + (t->used ? t->dropped : 0);
+        free(t->cycle);
+        t->cycle = NULL;
+    }
+    uint64_t items_dropped = gz_queue_dropped(&gz_the_client.queue);
+    report_calibrations(w, true);
+    gz_trace_close(&w->trace, w->zones_written, zones_dropped, items_dropped);
+    if (gz_the_client.cfg.summary)
+        print_summary(w, zones_dropped, items_dropped);
+}
+
+void *gz_worker_main(void *arg)
+{
+    (void)arg;
+    gz_client *c = &gz_the_client;
+    worker *w = calloc(1, sizeof *w);
+    if (!w) {
+        gz_log("out of memory for the worker; timing is off for this process");
+        return NULL;
+    }
+    w->summary = gz_summary_new();
+    if (c->cfg.write_trace)
+        gz_trace_open(&w->trace, c->cfg.output, c->pid, c->exe);
+
+    const gz_item *items;
+    while (!gz_queue_stopped(&c->queue)) {
+        uint32_t n = gz_queue_take(&c->queue, c->cfg.poll_ms, &items);
+        process(w, items, n);
+        gz_client_run_collectors(false);
+        report_calibrations(w, false);
+        gz_trace_flush(&w->trace);
+    }
+    /* Stop: what producers queued, then the final readback, then what that
+     * produced (two takes: one per half). */
+    uint32_t n = gz_queue_take(&c->queue, 0, &items);
+    process(w, items, n);
+    gz_client_run_collectors(true);
+    for (int half = 0; half < 2; half++) {
+        n = gz_queue_take(&c->queue, 0, &items);
+        process(w, items, n);
+    }
+    finish(w);
+    gz_summary_free(w->summary);
+    free(w);
+    return NULL;
+}

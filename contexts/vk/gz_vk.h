@@ -1,0 +1,106 @@
+/* The Vulkan GPU context: one per VkDevice, with one timeline per VkQueue.
+ *
+ * It owns the timestamp queries, brackets the app's command buffers at
+ * submit time with small command buffers of its own (prerecorded, one per
+ * query slot), times debug-label regions with timestamps inside the app's
+ * command buffers, and reads results back from the worker thread without
+ * ever waiting. It calls Vulkan only through the function pointers it is
+ * given, so it needs no libvulkan (a layer passes the next layer's
+ * functions; an app passes what volk or its loader resolved). */
+#ifndef GZ_VK_H
+#define GZ_VK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <vulkan/vulkan.h>
+
+#include "gz_client.h"
+
+typedef VkResult (*gz_vk_set_loader_data_fn)(VkDevice device, void *object);
+
+/* Device-level functions the context calls. Optional ones may be NULL. */
+typedef struct gz_vk_fns {
+    PFN_vkCreateQueryPool CreateQueryPool;
+    PFN_vkDestroyQueryPool DestroyQueryPool;
+    PFN_vkGetQueryPoolResults GetQueryPoolResults;
+    PFN_vkResetQueryPool ResetQueryPool; /* optional: host query reset */
+    PFN_vkCreateCommandPool CreateCommandPool;
+    PFN_vkDestroyCommandPool DestroyCommandPool;
+    PFN_vkAllocateCommandBuffers AllocateCommandBuffers;
+    PFN_vkFreeCommandBuffers FreeCommandBuffers;
+    PFN_vkBeginCommandBuffer BeginCommandBuffer;
+    PFN_vkEndCommandBuffer EndCommandBuffer;
+    PFN_vkCmdWriteTimestamp CmdWriteTimestamp;
+    PFN_vkCmdResetQueryPool CmdResetQueryPool;
+    PFN_vkGetCalibratedTimestampsEXT GetCalibratedTimestampsEXT; /* optional */
+} gz_vk_fns;
+
+typedef struct gz_vk_device_info {
+    VkDevice device;
+    gz_vk_fns fns;
+    gz_vk_set_loader_data_fn set_loader_data; /* for our own command buffers; may be NULL */
+    char device_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+    float timestamp_period;
+    uint32_t family_count;
+    const uint32_t *family_valid_bits; /* timestampValidBits per queue family */
+    bool host_query_reset;             /* fns.ResetQueryPool usable */
+    VkTimeDomainEXT host_domain;       /* for calibration: MONOTONIC, MONOTONIC_RAW or 0 */
+    uint32_t serial;                   /* 1 for the first device of the process, then 2… */
+} gz_vk_device_info;
+
+typedef struct gz_vk_device gz_vk_device;
+typedef struct gz_vk_queue gz_vk_queue;
+typedef struct gz_vk_cmdbuf gz_vk_cmdbuf;
+
+GZ_EXPORT gz_vk_device *gz_vk_device_new(const gz_vk_device_info *info);
+/* Reads back what completed, releases everything. The app guarantees (spec)
+ * that no work of the device is pending. */
+GZ_EXPORT void gz_vk_device_destroy(gz_vk_device *dev);
+
+/* The context of a queue, created on first sight (vkGetDeviceQueue*). */
+GZ_EXPORT gz_vk_queue *gz_vk_queue_get(gz_vk_device *dev, VkQueue queue, uint32_t family, uint32_t index);
+GZ_EXPORT void gz_vk_queue_set_name(gz_vk_queue *q, const char *name);
+
+/* Command buffer tracking: the layer calls these from its hooks. */
+GZ_EXPORT gz_vk_cmdbuf *gz_vk_cmdbuf_new(gz_vk_device *dev, VkCommandBuffer cb, uint32_t family,
+                               bool secondary);
+GZ_EXPORT void gz_vk_cmdbuf_free(gz_vk_cmdbuf *cb);
+/* vkBeginCommandBuffer (also an implicit reset). */
+GZ_EXPORT void gz_vk_cmdbuf_begin(gz_vk_cmdbuf *cb, VkCommandBufferUsageFlags flags);
+/* vkResetCommandBuffer / vkResetCommandPool. */
+GZ_EXPORT void gz_vk_cmdbuf_reset(gz_vk_cmdbuf *cb);
+GZ_EXPORT void gz_vk_cmdbuf_set_name(gz_vk_cmdbuf *cb, const char *name);
+/* Label regions inside the command buffer; call before passing the call
+ * down for begin (the timestamp goes first) and after it for end. */
+GZ_EXPORT void gz_vk_cmdbuf_label_begin(gz_vk_cmdbuf *cb, const char *name);
+GZ_EXPORT void gz_vk_cmdbuf_label_end(gz_vk_cmdbuf *cb);
+/* vkCmdExecuteCommands: the secondaries' label begins and ends join the
+ * primary's label stack (untimed), so that a label begun in a secondary and
+ * ended in the primary closes the right region. */
+GZ_EXPORT void gz_vk_cmdbuf_execute(gz_vk_cmdbuf *primary, gz_vk_cmdbuf *const *secondaries, uint32_t n);
+
+/* Queue-level labels (vkQueueBegin/EndDebugUtilsLabelEXT). */
+GZ_EXPORT void gz_vk_queue_label_begin(gz_vk_queue *q, const char *name);
+GZ_EXPORT void gz_vk_queue_label_end(gz_vk_queue *q);
+
+/* Submission. The layer hands each batch's command buffers (already mapped
+ * to their gz_vk_cmdbuf, NULL for untracked ones) to gz_vk_submit_batch,
+ * which returns the list to submit instead: the app's command buffers with
+ * the context's timestamp command buffers around and between them. Then
+ * the layer makes the call and reports its result with gz_vk_submit_end.
+ * Everything between begin and end is under the queue's lock; the app
+ * already serializes submissions per queue. */
+typedef struct gz_vk_submit gz_vk_submit;
+/* call_name: interned name of the call (vkQueueSubmit…). NULL: not timed. */
+GZ_EXPORT gz_vk_submit *gz_vk_submit_begin(gz_vk_queue *q, uint32_t call_name);
+/* out has room for 2 * n + 1 handles; returns the count written (n when
+ * the batch is not timed: then out is a copy of app). */
+GZ_EXPORT uint32_t gz_vk_submit_batch(gz_vk_submit *s, const VkCommandBuffer *app, gz_vk_cmdbuf *const *cbs,
+                            uint32_t n, VkCommandBuffer *out);
+/* result: what the driver returned; on failure the batches are forgotten. */
+GZ_EXPORT void gz_vk_submit_end(gz_vk_submit *s, VkResult result);
+
+/* Reads back every completed batch of every queue (never waits). */
+GZ_EXPORT void gz_vk_device_collect(gz_vk_device *dev);
+
+#endif

@@ -1,0 +1,152 @@
+/* Structures shared by the Vulkan context's files. */
+#ifndef GZ_VK_INTERNAL_H
+#define GZ_VK_INTERNAL_H
+
+#include <pthread.h>
+
+#include "gz_client.h"
+#include "gz_vk.h"
+
+#define GZ_VK_MAX_QUEUES 64
+/* Timestamp slots per queue: a batch of k command buffers takes k + 1. */
+#define GZ_VK_RING_SLOTS 1024u
+/* Label timestamps live in one device-wide pool handed out in chunks. */
+#define GZ_VK_LABEL_CHUNK 64u
+#define GZ_VK_LABEL_CHUNKS 1024u
+#define GZ_VK_NO_QUERY UINT32_MAX
+#define GZ_VK_LABEL_DEPTH 64u
+
+typedef enum label_op_kind { LABEL_BEGIN, LABEL_END } label_op_kind;
+
+typedef struct gz_vk_label_op {
+    uint32_t kind; /* label_op_kind */
+    uint32_t name; /* interned, for LABEL_BEGIN */
+    uint32_t query; /* index in the label pool, GZ_VK_NO_QUERY when not timed */
+} gz_vk_label_op;
+
+/* What one recording of a command buffer did with labels. Immutable once
+ * the recording ends; shared by the command buffer and every submission of
+ * it that has not been read back yet (reference counted). */
+typedef struct gz_vk_recording {
+    uint32_t refs;
+    uint32_t in_flight; /* submissions not yet read back */
+    gz_vk_label_op *ops;
+    uint32_t nops, ops_cap;
+    uint32_t *chunks; /* label pool chunks holding this recording's queries */
+    uint32_t nchunks, chunks_cap;
+    uint32_t used_in_chunk; /* queries used in the last chunk */
+    bool timed; /* label timestamps are written (not for simultaneous use etc.) */
+} gz_vk_recording;
+
+struct gz_vk_cmdbuf {
+    gz_vk_device *dev;
+    VkCommandBuffer handle;
+    uint32_t family;
+    bool secondary;
+    uint32_t name; /* interned debug name, 0 = none */
+    uint32_t default_name; /* "VkCommandBuffer 0x…", interned on first submit */
+    gz_vk_recording *rec;
+};
+
+/* What a slot's timestamp is followed by in its batch. */
+typedef struct gz_vk_slot {
+    VkCommandBuffer cb;    /* prerecorded: writes this slot's timestamp */
+    uint32_t name;         /* zone name of the command buffer after it */
+    gz_vk_recording *rec;  /* its recording (label ops), referenced */
+    bool labels_timed;     /* rec's label queries belong to this execution alone */
+} gz_vk_slot;
+
+typedef enum record_kind { REC_BATCH, REC_QLABEL_BEGIN, REC_QLABEL_END } record_kind;
+
+/* One entry of a queue's submission log, read back in order. */
+typedef struct gz_vk_record {
+    uint32_t kind; /* record_kind */
+    uint32_t name;
+    uint32_t first, nslots, waste; /* REC_BATCH: slots used, and skipped at the ring's end */
+    uint64_t flow;
+    uint64_t submit_ns;
+} gz_vk_record;
+
+typedef struct label_frame {
+    uint32_t name;
+    uint64_t begin_ticks;
+    bool waiting;    /* a queue label whose begin is the next batch's start */
+    bool untimed;    /* no timestamp by design: no zone, not a drop */
+    bool lost;       /* its timestamp was lost: counted as dropped at its end */
+} label_frame;
+
+struct gz_vk_submit {
+    gz_vk_queue *q;
+    uint32_t name;
+    uint64_t submit_ns;
+    uint32_t nrecords; /* records this call added at the log's tail */
+};
+
+struct gz_vk_queue {
+    gz_vk_device *dev;
+    VkQueue handle;
+    uint32_t family, index;
+    uint16_t track, label_track;
+    uint32_t valid_bits;
+    pthread_mutex_t lock; /* ring and log: the submitting thread vs the worker */
+
+    bool ring_ready, ring_failed;
+    VkQueryPool pool;
+    VkCommandPool cmd_pool;
+    gz_vk_slot slots[GZ_VK_RING_SLOTS];
+    uint32_t head, used; /* next free slot, slots in use (incl. skipped) */
+
+    gz_vk_record *log; /* ring of records */
+    uint32_t log_cap, log_head, log_count;
+
+    /* read-back state: the queue's label stack in submission order */
+    label_frame labels[GZ_VK_LABEL_DEPTH];
+    uint32_t label_depth, label_overflow;
+    uint64_t last_ticks;
+    bool have_last;
+
+    gz_vk_submit submit; /* the call in progress (under lock) */
+
+    gz_item *scratch; /* items of one batch */
+    uint32_t scratch_cap;
+    uint64_t *results; /* query results with availability */
+    uint32_t results_cap;
+};
+
+
+struct gz_vk_device {
+    gz_vk_device_info info;
+    uint32_t *valid_bits; /* copy of info.family_valid_bits */
+    int collector;
+    bool lost; /* device lost or a query read failed: timing stops */
+    gz_level level;
+
+    pthread_mutex_t lock; /* queues list, label pool chunks */
+    gz_vk_queue *queues[GZ_VK_MAX_QUEUES];
+    uint32_t nqueues;
+
+    bool labels_ready, labels_failed;
+    VkQueryPool label_pool;
+    uint32_t free_chunks[GZ_VK_LABEL_CHUNKS];
+    uint32_t nfree_chunks;
+
+    uint64_t last_calibration_ns;
+    bool needs_calibration; /* a queue appeared since the last sample */
+};
+
+/* vk_device.c */
+bool gz_vk_label_chunk_alloc(gz_vk_device *dev, uint32_t *chunk);
+void gz_vk_label_chunk_free(gz_vk_device *dev, uint32_t chunk);
+void gz_vk_calibrate(gz_vk_device *dev, bool force);
+
+/* vk_cmdbuf.c */
+void gz_vk_recording_unref(gz_vk_device *dev, gz_vk_recording *rec);
+/* Host reset of the recording's label queries before an execution. */
+void gz_vk_recording_reset_queries(gz_vk_device *dev, gz_vk_recording *rec);
+
+/* vk_queue.c */
+gz_vk_queue *gz_vk_queue_new(gz_vk_device *dev, VkQueue handle, uint32_t family, uint32_t index);
+void gz_vk_queue_collect(gz_vk_queue *q, bool final);
+void gz_vk_queue_destroy(gz_vk_queue *q);
+
+#endif

@@ -1,0 +1,211 @@
+/* The device context: the queues' registry, the label query pool, clock
+ * calibration, and the readback hook the worker calls. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gz_calibration.h"
+#include "gz_vk_internal.h"
+
+#define CALIBRATION_PERIOD_NS 1000000000ull /* re-sample once a second */
+#define CALIBRATION_TRIES 5u
+#define CALIBRATION_GOOD_NS 1000u
+
+static void collect_hook(void *user, bool final)
+{
+    gz_vk_device *dev = user;
+    /* Calibrate before reading back, so a new queue's first zones already
+     * have a sample ahead of them in the queue. */
+    gz_vk_calibrate(dev, final || __atomic_load_n(&dev->needs_calibration, __ATOMIC_ACQUIRE));
+    pthread_mutex_lock(&dev->lock);
+    uint32_t n = dev->nqueues;
+    pthread_mutex_unlock(&dev->lock);
+    for (uint32_t i = 0; i < n; i++)
+        gz_vk_queue_collect(dev->queues[i], final);
+}
+
+static bool create_label_pool(gz_vk_device *dev)
+{
+    VkQueryPoolCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+        .queryType = VK_QUERY_TYPE_TIMESTAMP,
+        .queryCount = GZ_VK_LABEL_CHUNK * GZ_VK_LABEL_CHUNKS,
+    };
+    if (dev->info.fns.CreateQueryPool(dev->info.device, &info, NULL, &dev->label_pool) !=
+        VK_SUCCESS)
+        return false;
+    for (uint32_t i = 0; i < GZ_VK_LABEL_CHUNKS; i++)
+        dev->free_chunks[i] = GZ_VK_LABEL_CHUNKS - 1 - i;
+    dev->nfree_chunks = GZ_VK_LABEL_CHUNKS;
+    return true;
+}
+
+gz_vk_device *gz_vk_device_new(const gz_vk_device_info *info)
+{
+    if (!gz_client_start())
+        return NULL;
+    gz_vk_device *dev = calloc(1, sizeof *dev);
+    uint32_t *bits = calloc(info->family_count ? info->family_count : 1, sizeof *bits);
+    if (!dev || !bits) {
+        free(dev);
+        free(bits);
+        gz_log("out of memory for a device context; this device is not timed");
+        return NULL;
+    }
+    dev->info = *info;
+    memcpy(bits, info->family_valid_bits, info->family_count * sizeof *bits);
+    dev->valid_bits = bits;
+    dev->info.family_valid_bits = bits;
+    dev->level = gz_client_level();
+    pthread_mutex_init(&dev->lock, NULL);
+
+    if (dev->level >= GZ_LEVEL_LABELS) {
+        if (!info->host_query_reset) {
+            static int once;
+            gz_log_once(&once, "%s has no host query reset: debug-label zones are off for it "
+                               "(submission and command buffer zones still work)",
+                        info->device_name);
+        } else if (create_label_pool(dev)) {
+            dev->labels_ready = true;
+        } else {
+            gz_log("cannot create the label query pool on %s: debug-label zones are off for it",
+                   info->device_name);
+        }
+    }
+    dev->collector = gz_collector_add(collect_hook, dev);
+    return dev;
+}
+
+void gz_vk_device_collect(gz_vk_device *dev)
+{
+    pthread_mutex_lock(&dev->lock);
+    uint32_t n = dev->nqueues;
+    pthread_mutex_unlock(&dev->lock);
+    for (uint32_t i = 0; i < n; i++)
+        gz_vk_queue_collect(dev->queues[i], false);
+}
+
+void gz_vk_device_destroy(gz_vk_device *dev)
+{
+    if (!dev)
+        return;
+    /* First make sure the worker is not inside our collector (remove waits
+     * for it), then read back what completed: the spec says all of the
+     * device's work has completed by now. */
+    gz_collector_remove(dev->collector);
+    gz_vk_calibrate(dev, true);
+    for (uint32_t i = 0; i < dev->nqueues; i++) {
+        gz_vk_queue_collect(dev->queues[i], true);
+        gz_vk_queue_destroy(dev->queues[i]);
+    }
+    if (dev->labels_ready)
+        dev->info.fns.DestroyQueryPool(dev->info.device, dev->label_pool, NULL);
+    pthread_mutex_destroy(&dev->lock);
+    free(dev->valid_bits);
+    free(dev);
+}
+
+bool gz_vk_label_chunk_alloc(gz_vk_device *dev, uint32_t *chunk)
+{
+    pthread_mutex_lock(&dev->lock);
+    bool ok = dev->nfree_chunks > 0;
+    if (ok)
+        *chunk = dev->free_chunks[--dev->nfree_chunks];
+    pthread_mutex_unlock(&dev->lock);
+    if (!ok) {
+        static int once;
+        gz_log_once(&once, "all %u label timestamp queries are in use (command buffers "
+                           "recorded and kept without being submitted?); further labels are "
+                           "not timed and counted as dropped",
+                    GZ_VK_LABEL_CHUNK * GZ_VK_LABEL_CHUNKS);
+    }
+    return ok;
+}
+
+void gz_vk_label_chunk_free(gz_vk_device *dev, uint32_t chunk)
+{
+    pthread_mutex_lock(&dev->lock);
+    dev->free_chunks[dev->nfree_chunks++] = chunk;
+    pthread_mutex_unlock(&dev->lock);
+}
+
+gz_vk_queue *gz_vk_queue_get(gz_vk_device *dev, VkQueue handle, uint32_t family, uint32_t index)
+{
+    if (!dev)
+        return NULL;
+    pthread_mutex_lock(&dev->lock);
+    gz_vk_queue *q = NULL;
+    for (uint32_t i = 0; i < dev->nqueues && !q; i++)
+        if (dev->queues[i]->handle == handle)
+            q = dev->queues[i];
+    if (!q && dev->nqueues < GZ_VK_MAX_QUEUES) {
+        q = gz_vk_queue_new(dev, handle, family, index);
+        if (q) {
+            dev->queues[dev->nqueues++] = q;
+            __atomic_store_n(&dev->needs_calibration, true, __ATOMIC_RELEASE);
+        }
+    }
+    pthread_mutex_unlock(&dev->lock);
+    return q;
+}
+
+/* Reads one (device, host) pair from the driver; host in CLOCK_MONOTONIC. */
+static bool read_calibrated(void *user, gz_calib_pair *out)
+{
+    gz_vk_device *dev = user;
+    VkCalibratedTimestampInfoEXT infos[2] = {
+        {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
+         .timeDomain = VK_TIME_DOMAIN_DEVICE_EXT},
+        {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
+         .timeDomain = dev->info.host_domain},
+    };
+    uint64_t ts[2], deviation = 0;
+    uint64_t mono_before = gz_host_now_ns();
+    uint64_t raw_before = gz_host_now_raw_ns();
+    if (dev->info.fns.GetCalibratedTimestampsEXT(dev->info.device, 2, infos, ts, &deviation) !=
+        VK_SUCCESS)
+        return false;
+    uint64_t host = ts[1];
+    if (dev->info.host_domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT) {
+        /* Translate RAW to MONOTONIC with the two host clocks read back to
+         * back just before: nearly exact, and fresh at every sample. */
+        host = host - raw_before + mono_before;
+    }
+    *out = (gz_calib_pair){.gpu_ns = ts[0], .host_ns = host, .deviation_ns = deviation};
+    return true;
+}
+
+void gz_vk_calibrate(gz_vk_device *dev, bool force)
+{
+    if (!dev->info.fns.GetCalibratedTimestampsEXT || !dev->info.host_domain || dev->lost)
+        return;
+    uint64_t now = gz_host_now_ns();
+    if (!force && now - dev->last_calibration_ns < CALIBRATION_PERIOD_NS)
+        return;
+    dev->last_calibration_ns = now;
+    __atomic_store_n(&dev->needs_calibration, false, __ATOMIC_RELEASE);
+    gz_calib_pair best;
+    if (!gz_calib_sample_best(read_calibrated, dev, CALIBRATION_TRIES, CALIBRATION_GOOD_NS,
+                              &best)) {
+        static int once;
+        gz_log_once(&once, "vkGetCalibratedTimestampsEXT failed on %s; using submission "
+                           "bounds instead",
+                    dev->info.device_name);
+        return;
+    }
+    /* best.gpu_ns holds raw device ticks: the worker converts them with the
+     * track's period like any other timestamp. */
+    pthread_mutex_lock(&dev->lock);
+    for (uint32_t i = 0; i < dev->nqueues; i++) {
+        gz_vk_queue *q = dev->queues[i];
+        if (!q->track)
+            continue;
+        gz_item it = {.type = GZ_ITEM_CALIB,
+                      .flags = GZ_CALIB_CALIBRATED,
+                      .track = q->track,
+                      .calib = {.ticks = best.gpu_ns,
+                                .host_ns = best.host_ns,
+                                .deviation_ns = best.deviation_ns}};
+        gz_emit(&it);
+    }
+    pthread_mutex_unlock(&dev->lock);
+}

@@ -1,0 +1,284 @@
+/* Command pools, command buffers, debug labels and object names: keeps the
+ * context's view of each command buffer in step with the app's. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gz_layer.h"
+
+static bool pool_add(layer_pool *pool, layer_cmdbuf *cb)
+{
+    if (pool->count == pool->cap) {
+        uint32_t cap = pool->cap ? pool->cap * 2 : 8;
+        layer_cmdbuf **cbs = realloc(pool->cbs, cap * sizeof *cbs);
+        if (!cbs)
+            return false;
+        pool->cbs = cbs;
+        pool->cap = cap;
+    }
+    cb->pool = pool;
+    cb->pool_index = pool->count;
+    pool->cbs[pool->count++] = cb;
+    return true;
+}
+
+static void pool_remove(layer_cmdbuf *cb)
+{
+    layer_pool *pool = cb->pool;
+    layer_cmdbuf *last = pool->cbs[--pool->count];
+    pool->cbs[cb->pool_index] = last;
+    last->pool_index = cb->pool_index;
+}
+
+static void cmdbuf_free(layer_cmdbuf *cb)
+{
+    gz_vk_cmdbuf_free(cb->ctx);
+    free(cb);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL CreateCommandPool(VkDevice device,
+                                                       const VkCommandPoolCreateInfo *info,
+                                                       const VkAllocationCallbacks *alloc,
+                                                       VkCommandPool *pool)
+{
+    layer_device *dev = gz_layer_device(device);
+    VkResult r = dev->CreateCommandPool(device, info, alloc, pool);
+    if (r == VK_SUCCESS && dev->ctx) {
+        layer_pool *p = calloc(1, sizeof *p);
+        if (p) {
+            p->family = info->queueFamilyIndex;
+            if (!gz_objmap_put(&gz_layer_pools, GZ_HANDLE_KEY(*pool), p))
+                free(p);
+        }
+    }
+    return r;
+}
+
+static VKAPI_ATTR void VKAPI_CALL DestroyCommandPool(VkDevice device, VkCommandPool pool,
+                                                    const VkAllocationCallbacks *alloc)
+{
+    layer_device *dev = gz_layer_device(device);
+    layer_pool *p = pool ? gz_objmap_remove(&gz_layer_pools, GZ_HANDLE_KEY(pool)) : NULL;
+    if (p) {
+        /* Destroying a pool frees its command buffers. */
+        for (uint32_t i = 0; i < p->count; i++) {
+            gz_objmap_remove(&gz_layer_cmdbufs, GZ_HANDLE_KEY(p->cbs[i]->handle));
+            cmdbuf_free(p->cbs[i]);
+        }
+        free(p->cbs);
+        free(p);
+    }
+    dev->DestroyCommandPool(device, pool, alloc);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL ResetCommandPool(VkDevice device, VkCommandPool pool,
+                                                      VkCommandPoolResetFlags flags)
+{
+    layer_device *dev = gz_layer_device(device);
+    layer_pool *p = gz_objmap_get(&gz_layer_pools, GZ_HANDLE_KEY(pool));
+    for (uint32_t i = 0; p && i < p->count; i++)
+        gz_vk_cmdbuf_reset(p->cbs[i]->ctx);
+    return dev->ResetCommandPool(device, pool, flags);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL AllocateCommandBuffers(
+    VkDevice device, const VkCommandBufferAllocateInfo *info, VkCommandBuffer *cbs)
+{
+    layer_device *dev = gz_layer_device(device);
+    VkResult r = dev->AllocateCommandBuffers(device, info, cbs);
+    layer_pool *p = r == VK_SUCCESS && dev->ctx
+                        ? gz_objmap_get(&gz_layer_pools, GZ_HANDLE_KEY(info->commandPool))
+                        : NULL;
+    for (uint32_t i = 0; p && i < info->commandBufferCount; i++) {
+        layer_cmdbuf *cb = calloc(1, sizeof *cb);
+        if (cb)
+            cb->handle = cbs[i];
+        if (cb)
+            cb->ctx = gz_vk_cmdbuf_new(dev->ctx, cbs[i], p->family,
+                                       info->level == VK_COMMAND_BUFFER_LEVEL_SECONDARY);
+        if (!cb || !cb->ctx || !pool_add(p, cb)) {
+            /* Untracked: its submissions are still timed, with a default
+             * name and without labels. */
+            if (cb)
+                gz_vk_cmdbuf_free(cb->ctx);
+            free(cb);
+            continue;
+        }
+        if (!gz_objmap_put(&gz_layer_cmdbufs, GZ_HANDLE_KEY(cbs[i]), cb)) {
+            pool_remove(cb);
+            cmdbuf_free(cb);
+        }
+    }
+    return r;
+}
+
+static VKAPI_ATTR void VKAPI_CALL FreeCommandBuffers(VkDevice device, VkCommandPool pool,
+                                                    uint32_t count, const VkCommandBuffer *cbs)
+{
+    layer_device *dev = gz_layer_device(device);
+    for (uint32_t i = 0; i < count; i++) {
+        layer_cmdbuf *cb = cbs[i] ? gz_objmap_remove(&gz_layer_cmdbufs, GZ_HANDLE_KEY(cbs[i]))
+                                  : NULL;
+        if (cb) {
+            pool_remove(cb);
+            cmdbuf_free(cb);
+        }
+    }
+    dev->FreeCommandBuffers(device, pool, count, cbs);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL BeginCommandBuffer(VkCommandBuffer cb,
+                                                        const VkCommandBufferBeginInfo *info)
+{
+    layer_device *dev = gz_layer_device(cb);
+    gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
+    if (c)
+        gz_vk_cmdbuf_begin(c, info->flags);
+    return dev->BeginCommandBuffer(cb, info);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL ResetCommandBuffer(VkCommandBuffer cb,
+                                                        VkCommandBufferResetFlags flags)
+{
+    layer_device *dev = gz_layer_device(cb);
+    gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
+    if (c)
+        gz_vk_cmdbuf_reset(c);
+    return dev->ResetCommandBuffer(cb, flags);
+}
+
+static VKAPI_ATTR void VKAPI_CALL CmdExecuteCommands(VkCommandBuffer cb, uint32_t count,
+                                                    const VkCommandBuffer *secondaries)
+{
+    layer_device *dev = gz_layer_device(cb);
+    gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
+    if (c && count) {
+        gz_vk_cmdbuf *stack[16];
+        gz_vk_cmdbuf **sec = count <= 16 ? stack : malloc(count * sizeof *sec);
+        if (sec) {
+            for (uint32_t i = 0; i < count; i++)
+                sec[i] = gz_layer_cmdbuf(secondaries[i]);
+            gz_vk_cmdbuf_execute(c, sec, count);
+            if (sec != stack)
+                free(sec);
+        }
+    }
+    dev->CmdExecuteCommands(cb, count, secondaries);
+}
+
+static VKAPI_ATTR void VKAPI_CALL CmdBeginDebugUtilsLabelEXT(VkCommandBuffer cb,
+                                                            const VkDebugUtilsLabelEXT *label)
+{
+    layer_device *dev = gz_layer_device(cb);
+    gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
+    if (c)
+        gz_vk_cmdbuf_label_begin(c, label->pLabelName);
+    dev->CmdBeginDebugUtilsLabelEXT(cb, label);
+}
+
+static VKAPI_ATTR void VKAPI_CALL CmdEndDebugUtilsLabelEXT(VkCommandBuffer cb)
+{
+    layer_device *dev = gz_layer_device(cb);
+    dev->CmdEndDebugUtilsLabelEXT(cb);
+    gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
+    if (c)
+        gz_vk_cmdbuf_label_end(c);
+}
+
+static VKAPI_ATTR void VKAPI_CALL CmdDebugMarkerBeginEXT(VkCommandBuffer cb,
+                                                        const VkDebugMarkerMarkerInfoEXT *info)
+{
+    layer_device *dev = gz_layer_device(cb);
+    gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
+    if (c)
+        gz_vk_cmdbuf_label_begin(c, info->pMarkerName);
+    dev->CmdDebugMarkerBeginEXT(cb, info);
+}
+
+static VKAPI_ATTR void VKAPI_CALL CmdDebugMarkerEndEXT(VkCommandBuffer cb)
+{
+    layer_device *dev = gz_layer_device(cb);
+    dev->CmdDebugMarkerEndEXT(cb);
+    gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
+    if (c)
+        gz_vk_cmdbuf_label_end(c);
+}
+
+static gz_vk_queue *queue_of(VkQueue queue)
+{
+    return gz_objmap_get(&gz_layer_queues, GZ_HANDLE_KEY(queue));
+}
+
+static VKAPI_ATTR void VKAPI_CALL QueueBeginDebugUtilsLabelEXT(VkQueue queue,
+                                                              const VkDebugUtilsLabelEXT *label)
+{
+    layer_device *dev = gz_layer_device(queue);
+    gz_vk_queue_label_begin(queue_of(queue), label->pLabelName);
+    dev->QueueBeginDebugUtilsLabelEXT(queue, label);
+}
+
+static VKAPI_ATTR void VKAPI_CALL QueueEndDebugUtilsLabelEXT(VkQueue queue)
+{
+    layer_device *dev = gz_layer_device(queue);
+    dev->QueueEndDebugUtilsLabelEXT(queue);
+    gz_vk_queue_label_end(queue_of(queue));
+}
+
+static void set_name(uint64_t handle, bool is_cmdbuf, bool is_queue, const char *name)
+{
+    if (is_cmdbuf) {
+        gz_vk_cmdbuf *c = gz_layer_cmdbuf((VkCommandBuffer)(uintptr_t)handle);
+        if (c)
+            gz_vk_cmdbuf_set_name(c, name);
+    } else if (is_queue) {
+        gz_vk_queue_set_name(queue_of((VkQueue)(uintptr_t)handle), name);
+    }
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+SetDebugUtilsObjectNameEXT(VkDevice device, const VkDebugUtilsObjectNameInfoEXT *info)
+{
+    layer_device *dev = gz_layer_device(device);
+    set_name(info->objectHandle, info->objectType == VK_OBJECT_TYPE_COMMAND_BUFFER,
+             info->objectType == VK_OBJECT_TYPE_QUEUE, info->pObjectName);
+    return dev->SetDebugUtilsObjectNameEXT(device, info);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+DebugMarkerSetObjectNameEXT(VkDevice device, const VkDebugMarkerObjectNameInfoEXT *info)
+{
+    layer_device *dev = gz_layer_device(device);
+    set_name(info->object, info->objectType == VK_DEBUG_REPORT_OBJECT_TYPE_COMMAND_BUFFER_EXT,
+             info->objectType == VK_DEBUG_REPORT_OBJECT_TYPE_QUEUE_EXT, info->pObjectName);
+    return dev->DebugMarkerSetObjectNameEXT(device, info);
+}
+
+PFN_vkVoidFunction gz_layer_command_proc(const char *name)
+{
+    static const struct {
+        const char *name;
+        PFN_vkVoidFunction fn;
+    } procs[] = {
+#define P(n) {"vk" #n, (PFN_vkVoidFunction)n}
+        P(CreateCommandPool),
+        P(DestroyCommandPool),
+        P(ResetCommandPool),
+        P(AllocateCommandBuffers),
+        P(FreeCommandBuffers),
+        P(BeginCommandBuffer),
+        P(ResetCommandBuffer),
+        P(CmdExecuteCommands),
+        P(CmdBeginDebugUtilsLabelEXT),
+        P(CmdEndDebugUtilsLabelEXT),
+        P(CmdDebugMarkerBeginEXT),
+        P(CmdDebugMarkerEndEXT),
+        P(QueueBeginDebugUtilsLabelEXT),
+        P(QueueEndDebugUtilsLabelEXT),
+        P(SetDebugUtilsObjectNameEXT),
+        P(DebugMarkerSetObjectNameEXT),
+#undef P
+    };
+    for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++)
+        if (!strcmp(name, procs[i].name))
+            return procs[i].fn;
+    return NULL;
+}

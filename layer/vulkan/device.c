@@ -1,0 +1,354 @@
+/* vkCreateDevice / vkDestroyDevice and queues: enables what timing needs on
+ * the app's device (host query reset, calibrated timestamps) without
+ * breaking the app's own feature chain, and creates the device context. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gz_layer.h"
+
+static uint32_t device_serial;
+
+static VkLayerDeviceCreateInfo *find_device_info(const VkDeviceCreateInfo *info,
+                                                 VkLayerFunction function)
+{
+    for (const VkBaseInStructure *s = info->pNext; s; s = s->pNext) {
+        if (s->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO &&
+            ((const VkLayerDeviceCreateInfo *)s)->function == function)
+            return (VkLayerDeviceCreateInfo *)s;
+    }
+    return NULL;
+}
+
+static const void *find_struct(const void *chain, VkStructureType type)
+{
+    for (const VkBaseInStructure *s = chain; s; s = s->pNext)
+        if (s->sType == type)
+            return s;
+    return NULL;
+}
+
+typedef struct device_exts {
+    bool host_query_reset;
+    bool calibrated_ext;
+    bool calibrated_khr;
+} device_exts;
+
+static device_exts query_extensions(layer_instance *inst, VkPhysicalDevice phys)
+{
+    device_exts e = {0};
+    uint32_t n = 0;
+    if (inst->EnumerateDeviceExtensionProperties(phys, NULL, &n, NULL) != VK_SUCCESS || !n)
+        return e;
+    VkExtensionProperties *props = calloc(n, sizeof *props);
+    if (!props)
+        return e;
+    if (inst->EnumerateDeviceExtensionProperties(phys, NULL, &n, props) >= VK_SUCCESS) {
+        for (uint32_t i = 0; i < n; i++) {
+            const char *name = props[i].extensionName;
+            e.host_query_reset |= !strcmp(name, VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
+            e.calibrated_ext |= !strcmp(name, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
+            e.calibrated_khr |= !strcmp(name, "VK_KHR_calibrated_timestamps");
+        }
+    }
+    free(props);
+    return e;
+}
+
+static bool app_enabled(const VkDeviceCreateInfo *info, const char *name)
+{
+    for (uint32_t i = 0; i < info->enabledExtensionCount; i++)
+        if (!strcmp(info->ppEnabledExtensionNames[i], name))
+            return true;
+    return false;
+}
+
+/* What the layer changes in the app's VkDeviceCreateInfo, and how to undo
+ * it. Feature flags are set in place in the app's own structures (the only
+ * way to keep a chain we cannot copy whole) and restored after the call. */
+typedef struct device_plan {
+    VkDeviceCreateInfo info;
+    const char *exts[256];
+    VkPhysicalDeviceHostQueryResetFeatures hqr; /* appended when the app has none */
+    VkBool32 *patched;                          /* app field set to VK_TRUE, to restore */
+    bool host_query_reset;
+    bool use_ext_reset; /* vkResetQueryPoolEXT rather than the 1.2 core name */
+    const char *calibrated; /* extension enabled for calibration, or NULL */
+} device_plan;
+
+static bool add_extension(device_plan *p, const char *name)
+{
+    if (app_enabled(&p->info, name))
+        return true;
+    if (p->info.enabledExtensionCount >= sizeof p->exts / sizeof p->exts[0])
+        return false;
+    p->exts[p->info.enabledExtensionCount++] = name;
+    p->info.ppEnabledExtensionNames = p->exts;
+    return true;
+}
+
+static bool device_supports_hqr(layer_instance *inst, VkPhysicalDevice phys)
+{
+    if (!inst->has_gpdp2)
+        return true; /* cannot ask: try, and fall back if creation fails */
+    VkPhysicalDeviceHostQueryResetFeatures hqr = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                    .pNext = &hqr};
+    inst->GetPhysicalDeviceFeatures2(phys, &f2);
+    return hqr.hostQueryReset;
+}
+
+static void plan_device(device_plan *p, layer_instance *inst, VkPhysicalDevice phys,
+                        const VkDeviceCreateInfo *app, uint32_t device_api)
+{
+    memset(p, 0, sizeof *p);
+    p->info = *app;
+    if (app->enabledExtensionCount > sizeof p->exts / sizeof p->exts[0] - 4)
+        return; /* absurdly many: leave the app's request alone */
+    memcpy(p->exts, app->ppEnabledExtensionNames, app->enabledExtensionCount * sizeof(char *));
+    device_exts e = query_extensions(inst, phys);
+    uint32_t api = inst->api_version < device_api ? inst->api_version : device_api;
+
+    bool core_hqr = api >= VK_API_VERSION_1_2;
+    if ((core_hqr || e.host_query_reset) && device_supports_hqr(inst, phys)) {
+        VkPhysicalDeviceVulkan12Features *v12 =
+            (void *)find_struct(app->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
+        VkPhysicalDeviceHostQueryResetFeatures *hqr = (void *)find_struct(
+            app->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES);
+        p->use_ext_reset = !core_hqr;
+        if (!core_hqr)
+            add_extension(p, VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
+        if (v12 && core_hqr) {
+            if (!v12->hostQueryReset)
+                p->patched = &v12->hostQueryReset;
+        } else if (hqr) {
+            if (!hqr->hostQueryReset)
+                p->patched = &hqr->hostQueryReset;
+        } else {
+            p->hqr = (VkPhysicalDeviceHostQueryResetFeatures){
+                .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES,
+                .pNext = (void *)app->pNext,
+                .hostQueryReset = VK_TRUE};
+            p->info.pNext = &p->hqr;
+        }
+        p->host_query_reset = true;
+    }
+    if (e.calibrated_khr && add_extension(p, "VK_KHR_calibrated_timestamps"))
+        p->calibrated = "VK_KHR_calibrated_timestamps";
+    else if (e.calibrated_ext && add_extension(p, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME))
+        p->calibrated = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
+}
+
+/* The host clock the device can be calibrated against, or 0. */
+static VkTimeDomainEXT host_domain(layer_instance *inst, VkPhysicalDevice phys, bool khr)
+{
+    PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT get = (void *)inst->next_gipa(
+        inst->handle, khr ? "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR"
+                          : "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT");
+    uint32_t n = 0;
+    VkTimeDomainEXT domains[16];
+    if (!get || get(phys, &n, NULL) != VK_SUCCESS)
+        return 0;
+    if (n > 16)
+        n = 16;
+    if (get(phys, &n, domains) < VK_SUCCESS)
+        return 0;
+    bool device = false, mono = false, raw = false;
+    for (uint32_t i = 0; i < n; i++) {
+        device |= domains[i] == VK_TIME_DOMAIN_DEVICE_EXT;
+        mono |= domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
+        raw |= domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT;
+    }
+    if (!device)
+        return 0;
+    return mono ? VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT : raw ? VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT : 0;
+}
+
+static void load_device_fns(layer_device *dev)
+{
+#define GZ_DEVICE_FN(name) dev->name = (PFN_vk##name)dev->next_gdpa(dev->handle, "vk" #name);
+#include "gz_layer_fns.h"
+#undef GZ_DEVICE_FN
+}
+
+static gz_vk_device *create_context(layer_device *dev, VkPhysicalDevice phys,
+                                    const device_plan *plan, PFN_vkSetDeviceLoaderData set_data)
+{
+    layer_instance *inst = dev->inst;
+    VkPhysicalDeviceProperties props;
+    inst->GetPhysicalDeviceProperties(phys, &props);
+    uint32_t nfam = 0;
+    inst->GetPhysicalDeviceQueueFamilyProperties(phys, &nfam, NULL);
+    VkQueueFamilyProperties *fams = calloc(nfam ? nfam : 1, sizeof *fams);
+    uint32_t *bits = calloc(nfam ? nfam : 1, sizeof *bits);
+    if (!fams || !bits) {
+        free(fams);
+        free(bits);
+        return NULL;
+    }
+    inst->GetPhysicalDeviceQueueFamilyProperties(phys, &nfam, fams);
+    for (uint32_t i = 0; i < nfam; i++)
+        bits[i] = fams[i].timestampValidBits;
+
+    VkDevice d = dev->handle;
+    PFN_vkGetDeviceProcAddr gdpa = dev->next_gdpa;
+    gz_vk_device_info info = {
+        .device = d,
+        .set_loader_data = (gz_vk_set_loader_data_fn)set_data,
+        .timestamp_period = props.limits.timestampPeriod,
+        .family_count = nfam,
+        .family_valid_bits = bits,
+        .host_query_reset = plan->host_query_reset,
+        .serial = __atomic_add_fetch(&device_serial, 1, __ATOMIC_RELAXED),
+    };
+    snprintf(info.device_name, sizeof info.device_name, "%s", props.deviceName);
+#define LOAD(field, name) info.fns.field = (void *)gdpa(d, name)
+    LOAD(CreateQueryPool, "vkCreateQueryPool");
+    LOAD(DestroyQueryPool, "vkDestroyQueryPool");
+    LOAD(GetQueryPoolResults, "vkGetQueryPoolResults");
+    LOAD(CreateCommandPool, "vkCreateCommandPool");
+    LOAD(DestroyCommandPool, "vkDestroyCommandPool");
+    LOAD(AllocateCommandBuffers, "vkAllocateCommandBuffers");
+    LOAD(FreeCommandBuffers, "vkFreeCommandBuffers");
+    LOAD(BeginCommandBuffer, "vkBeginCommandBuffer");
+    LOAD(EndCommandBuffer, "vkEndCommandBuffer");
+    LOAD(CmdWriteTimestamp, "vkCmdWriteTimestamp");
+    LOAD(CmdResetQueryPool, "vkCmdResetQueryPool");
+    if (plan->host_query_reset)
+        LOAD(ResetQueryPool, plan->use_ext_reset ? "vkResetQueryPoolEXT" : "vkResetQueryPool");
+    if (plan->calibrated) {
+        bool khr = !strcmp(plan->calibrated, "VK_KHR_calibrated_timestamps");
+        LOAD(GetCalibratedTimestampsEXT,
+             khr ? "vkGetCalibratedTimestampsKHR" : "vkGetCalibratedTimestampsEXT");
+        info.host_domain = host_domain(inst, phys, khr);
+    }
+#undef LOAD
+    info.host_query_reset = info.host_query_reset && info.fns.ResetQueryPool;
+    gz_vk_device *ctx = gz_vk_device_new(&info);
+    free(fams);
+    free(bits);
+    return ctx;
+}
+
+VkResult gz_layer_CreateDevice(VkPhysicalDevice phys, const VkDeviceCreateInfo *info,
+                               const VkAllocationCallbacks *alloc, VkDevice *device)
+{
+    layer_instance *inst = gz_layer_instance(phys);
+    VkLayerDeviceCreateInfo *link = find_device_info(info, VK_LAYER_LINK_INFO);
+    if (!inst || !link || !link->u.pLayerInfo)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    VkLayerDeviceCreateInfo *data = find_device_info(info, VK_LOADER_DATA_CALLBACK);
+    PFN_vkGetInstanceProcAddr next_gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+    PFN_vkGetDeviceProcAddr next_gdpa = link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
+    link->u.pLayerInfo = link->u.pLayerInfo->pNext;
+    PFN_vkCreateDevice create = (PFN_vkCreateDevice)next_gipa(inst->handle, "vkCreateDevice");
+    if (!create)
+        return VK_ERROR_INITIALIZATION_FAILED;
+
+    VkPhysicalDeviceProperties props;
+    inst->GetPhysicalDeviceProperties(phys, &props);
+    device_plan *plan = malloc(sizeof *plan);
+    VkResult r;
+    if (plan) {
+        plan_device(plan, inst, phys, info, props.apiVersion);
+        if (plan->patched)
+            *plan->patched = VK_TRUE;
+        r = create(phys, &plan->info, alloc, device);
+        if (plan->patched)
+            *plan->patched = VK_FALSE;
+        if (r != VK_SUCCESS && r != VK_ERROR_OUT_OF_HOST_MEMORY &&
+            r != VK_ERROR_OUT_OF_DEVICE_MEMORY) {
+            /* Our additions were refused: give the app exactly what it
+             * asked for, and time what we can without them. */
+            gz_log("%s refused the extensions/features the layer adds (VkResult %d); "
+                   "creating the device as the app asked",
+                   props.deviceName, (int)r);
+            memset(plan, 0, sizeof *plan);
+            plan->info = *info;
+            r = create(phys, info, alloc, device);
+        }
+    } else {
+        r = create(phys, info, alloc, device);
+    }
+    if (r != VK_SUCCESS) {
+        free(plan);
+        return r;
+    }
+
+    layer_device *dev = calloc(1, sizeof *dev);
+    if (!dev || !plan) {
+        gz_log("out of memory; device %s is not timed", props.deviceName);
+        free(dev);
+        free(plan);
+        return r;
+    }
+    dev->handle = *device;
+    dev->inst = inst;
+    dev->next_gdpa = next_gdpa;
+    load_device_fns(dev);
+    dev->ctx = create_context(dev, phys, plan,
+                              data ? data->u.pfnSetDeviceLoaderData : NULL);
+    free(plan);
+    if (!gz_objmap_put(&gz_layer_devices, gz_dispatch_key(*device), dev)) {
+        gz_vk_device_destroy(dev->ctx);
+        free(dev);
+    }
+    return r;
+}
+
+static VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc)
+{
+    if (!device)
+        return;
+    layer_device *dev = gz_objmap_remove(&gz_layer_devices, gz_dispatch_key(device));
+    if (!dev)
+        return;
+    /* Read back and free our objects while the device still exists. */
+    gz_vk_device_destroy(dev->ctx);
+    dev->DestroyDevice(device, alloc);
+    free(dev);
+}
+
+static void track_queue(layer_device *dev, VkQueue queue, uint32_t family, uint32_t index)
+{
+    if (!queue || !dev->ctx)
+        return;
+    gz_vk_queue *q = gz_vk_queue_get(dev->ctx, queue, family, index);
+    if (q)
+        gz_objmap_put(&gz_layer_queues, GZ_HANDLE_KEY(queue), q);
+}
+
+static VKAPI_ATTR void VKAPI_CALL GetDeviceQueue(VkDevice device, uint32_t family, uint32_t index,
+                                                 VkQueue *queue)
+{
+    layer_device *dev = gz_layer_device(device);
+    dev->GetDeviceQueue(device, family, index, queue);
+    track_queue(dev, *queue, family, index);
+}
+
+static VKAPI_ATTR void VKAPI_CALL GetDeviceQueue2(VkDevice device, const VkDeviceQueueInfo2 *info,
+                                                  VkQueue *queue)
+{
+    layer_device *dev = gz_layer_device(device);
+    dev->GetDeviceQueue2(device, info, queue);
+    /* Protected queues only run protected command buffers: ours are not. */
+    if (!(info->flags & VK_DEVICE_QUEUE_CREATE_PROTECTED_BIT))
+        track_queue(dev, *queue, info->queueFamilyIndex, info->queueIndex);
+}
+
+/* commands.c and submit.c */
+PFN_vkVoidFunction gz_layer_command_proc(const char *name);
+PFN_vkVoidFunction gz_layer_submit_proc(const char *name);
+
+PFN_vkVoidFunction gz_layer_device_proc(const char *name)
+{
+    if (!strcmp(name, "vkDestroyDevice"))
+        return (PFN_vkVoidFunction)DestroyDevice;
+    if (!strcmp(name, "vkGetDeviceQueue"))
+        return (PFN_vkVoidFunction)GetDeviceQueue;
+    if (!strcmp(name, "vkGetDeviceQueue2"))
+        return (PFN_vkVoidFunction)GetDeviceQueue2;
+    PFN_vkVoidFunction f = gz_layer_command_proc(name);
+    return f ? f : gz_layer_submit_proc(name);
+}

@@ -1,0 +1,209 @@
+/* Entry points of VK_LAYER_GPUZONES_timing: loader negotiation, proc-addr
+ * lookups and the instance. The exported names are thin wrappers around
+ * static functions, and the library links with -Bsymbolic, so the loader's
+ * global vkGetInstanceProcAddr can never be called in place of ours. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gz_layer.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+gz_objmap gz_layer_instances;
+gz_objmap gz_layer_devices;
+gz_objmap gz_layer_queues;
+gz_objmap gz_layer_pools;
+gz_objmap gz_layer_cmdbufs;
+
+static pthread_once_t maps_once = PTHREAD_ONCE_INIT;
+
+static void init_maps(void)
+{
+    gz_objmap_init(&gz_layer_instances);
+    gz_objmap_init(&gz_layer_devices);
+    gz_objmap_init(&gz_layer_queues);
+    gz_objmap_init(&gz_layer_pools);
+    gz_objmap_init(&gz_layer_cmdbufs);
+}
+
+uint32_t gz_layer_name_id(uint32_t *cache, const char *name)
+{
+    uint32_t id = __atomic_load_n(cache, __ATOMIC_RELAXED);
+    if (!id) {
+        id = gz_intern_cstr(name);
+        __atomic_store_n(cache, id, __ATOMIC_RELAXED);
+    }
+    return id;
+}
+
+/* The loader may unload the layer at vkDestroyInstance while our worker
+ * thread runs, and reload it for the next instance, which would restart
+ * the trace file. Keep the library (and libgpuzones with it) loaded. */
+static void pin_library(void)
+{
+    Dl_info info;
+    if (dladdr((void *)pin_library, &info) && info.dli_fname)
+        dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
+static VkLayerInstanceCreateInfo *find_link(const VkInstanceCreateInfo *info)
+{
+    for (const VkBaseInStructure *s = info->pNext; s; s = s->pNext) {
+        if (s->sType == VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO &&
+            ((const VkLayerInstanceCreateInfo *)s)->function == VK_LAYER_LINK_INFO)
+            return (VkLayerInstanceCreateInfo *)s;
+    }
+    return NULL;
+}
+
+static bool extension_enabled(const VkInstanceCreateInfo *info, const char *name)
+{
+    for (uint32_t i = 0; i < info->enabledExtensionCount; i++)
+        if (!strcmp(info->ppEnabledExtensionNames[i], name))
+            return true;
+    return false;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo *info,
+                                                     const VkAllocationCallbacks *alloc,
+                                                     VkInstance *instance)
+{
+    pthread_once(&maps_once, init_maps);
+    VkLayerInstanceCreateInfo *link = find_link(info);
+    if (!link || !link->u.pLayerInfo)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    PFN_vkGetInstanceProcAddr next_gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+    link->u.pLayerInfo = link->u.pLayerInfo->pNext;
+    PFN_vkCreateInstance create = (PFN_vkCreateInstance)next_gipa(NULL, "vkCreateInstance");
+    if (!create)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    VkResult r = create(info, alloc, instance);
+    if (r != VK_SUCCESS)
+        return r;
+
+    layer_instance *inst = calloc(1, sizeof *inst);
+    if (!inst) {
+        gz_log("out of memory; this instance is not timed");
+        return r;
+    }
+    inst->handle = *instance;
+    inst->next_gipa = next_gipa;
+    inst->api_version = info->pApplicationInfo && info->pApplicationInfo->apiVersion
+                            ? info->pApplicationInfo->apiVersion
+                            : VK_API_VERSION_1_0;
+#define LOAD(field, name) inst->field = (void *)next_gipa(*instance, name)
+    LOAD(DestroyInstance, "vkDestroyInstance");
+    LOAD(EnumerateDeviceExtensionProperties, "vkEnumerateDeviceExtensionProperties");
+    LOAD(GetPhysicalDeviceProperties, "vkGetPhysicalDeviceProperties");
+    LOAD(GetPhysicalDeviceQueueFamilyProperties, "vkGetPhysicalDeviceQueueFamilyProperties");
+    if (inst->api_version >= VK_API_VERSION_1_1)
+        LOAD(GetPhysicalDeviceFeatures2, "vkGetPhysicalDeviceFeatures2");
+    else if (extension_enabled(info, VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME))
+        LOAD(GetPhysicalDeviceFeatures2, "vkGetPhysicalDeviceFeatures2KHR");
+#undef LOAD
+    inst->has_gpdp2 = inst->GetPhysicalDeviceFeatures2 != NULL;
+    if (!gz_objmap_put(&gz_layer_instances, gz_dispatch_key(*instance), inst)) {
+        free(inst);
+        return r;
+    }
+    pin_library();
+    gz_client_start();
+    return r;
+}
+
+static VKAPI_ATTR void VKAPI_CALL DestroyInstance(VkInstance instance,
+                                                  const VkAllocationCallbacks *alloc)
+{
+    if (!instance)
+        return;
+    layer_instance *inst = gz_objmap_remove(&gz_layer_instances, gz_dispatch_key(instance));
+    if (!inst)
+        return;
+    inst->DestroyInstance(instance, alloc);
+    free(inst);
+}
+
+static PFN_vkVoidFunction instance_proc(const char *name)
+{
+    static const struct {
+        const char *name;
+        PFN_vkVoidFunction fn;
+    } procs[] = {
+        {"vkCreateInstance", (PFN_vkVoidFunction)CreateInstance},
+        {"vkDestroyInstance", (PFN_vkVoidFunction)DestroyInstance},
+        {"vkCreateDevice", (PFN_vkVoidFunction)gz_layer_CreateDevice},
+    };
+    for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++)
+        if (!strcmp(name, procs[i].name))
+            return procs[i].fn;
+    return NULL;
+}
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device,
+                                                                  const char *name);
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance,
+                                                                    const char *name)
+{
+    if (!strcmp(name, "vkGetInstanceProcAddr"))
+        return (PFN_vkVoidFunction)GetInstanceProcAddr;
+    if (!strcmp(name, "vkGetDeviceProcAddr"))
+        return (PFN_vkVoidFunction)GetDeviceProcAddr;
+    PFN_vkVoidFunction ours = instance_proc(name);
+    if (ours)
+        return ours;
+    if (!instance)
+        return NULL;
+    layer_instance *inst = gz_layer_instance(instance);
+    if (!inst)
+        return NULL;
+    PFN_vkVoidFunction next = inst->next_gipa(instance, name);
+    /* Device functions asked for through the instance: ours only where the
+     * chain below has the function, so we never call a NULL next. */
+    ours = next ? gz_layer_device_proc(name) : NULL;
+    return ours ? ours : next;
+}
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device,
+                                                                  const char *name)
+{
+    if (!strcmp(name, "vkGetDeviceProcAddr"))
+        return (PFN_vkVoidFunction)GetDeviceProcAddr;
+    if (!device)
+        return NULL;
+    layer_device *dev = gz_layer_device(device);
+    if (!dev)
+        return NULL;
+    PFN_vkVoidFunction next = dev->next_gdpa(device, name);
+    PFN_vkVoidFunction ours = next ? gz_layer_device_proc(name) : NULL;
+    return ours ? ours : next;
+}
+
+EXPORT VKAPI_ATTR VkResult VKAPI_CALL
+vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface *v)
+{
+    if (!v || v->sType != LAYER_NEGOTIATE_INTERFACE_STRUCT)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    if (v->loaderLayerInterfaceVersion > CURRENT_LOADER_LAYER_INTERFACE_VERSION)
+        v->loaderLayerInterfaceVersion = CURRENT_LOADER_LAYER_INTERFACE_VERSION;
+    if (v->loaderLayerInterfaceVersion >= 2) {
+        v->pfnGetInstanceProcAddr = GetInstanceProcAddr;
+        v->pfnGetDeviceProcAddr = GetDeviceProcAddr;
+        v->pfnGetPhysicalDeviceProcAddr = NULL;
+    }
+    return VK_SUCCESS;
+}
+
+EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInstance instance,
+                                                                      const char *name)
+{
+    return GetInstanceProcAddr(instance, name);
+}
+
+EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetDeviceProcAddr(VkDevice device,
+                                                                    const char *name)
+{
+    return GetDeviceProcAddr(device, name);
+}

@@ -1,0 +1,211 @@
+/* Submissions, presents and waits: the CPU side of each is a zone on the
+ * calling thread, and each submitted batch gets its GPU zones through the
+ * context's bracket command buffers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gz_layer.h"
+
+static gz_vk_queue *queue_of(VkQueue queue)
+{
+    return gz_objmap_get(&gz_layer_queues, GZ_HANDLE_KEY(queue));
+}
+
+/* Batches whose command buffer list we must not change: device-group masks
+ * are per command buffer, and protected batches run only protected ones. */
+static bool batch_untouchable(const void *pnext, bool protected_submit)
+{
+    if (protected_submit)
+        return true;
+    for (const VkBaseInStructure *s = pnext; s; s = s->pNext) {
+        if (s->sType == VK_STRUCTURE_TYPE_DEVICE_GROUP_SUBMIT_INFO)
+            return true;
+        if (s->sType == VK_STRUCTURE_TYPE_PROTECTED_SUBMIT_INFO &&
+            ((const VkProtectedSubmitInfo *)s)->protectedSubmit)
+            return true;
+    }
+    return false;
+}
+
+/* Per-call scratch, on the stack for common sizes. */
+typedef struct scratch {
+    void *heap;
+    unsigned char stack[8192];
+} scratch;
+
+static void *scratch_get(scratch *s, size_t size)
+{
+    s->heap = NULL;
+    if (size <= sizeof s->stack)
+        return s->stack;
+    return s->heap = malloc(size);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit(VkQueue queue, uint32_t count,
+                                                 const VkSubmitInfo *submits, VkFence fence)
+{
+    static uint32_t name_id;
+    layer_device *dev = gz_layer_device(queue);
+    uint64_t t0 = gz_host_now_ns();
+    gz_vk_submit *s = gz_vk_submit_begin(queue_of(queue), gz_layer_name_id(&name_id, "vkQueueSubmit"));
+    if (!s) {
+        VkResult r = dev->QueueSubmit(queue, count, submits, fence);
+        gz_cpu_zone(gz_layer_name_id(&name_id, "vkQueueSubmit"), t0, gz_host_now_ns());
+        return r;
+    }
+    size_t ncb = 0;
+    for (uint32_t i = 0; i < count; i++)
+        ncb += submits[i].commandBufferCount;
+    scratch mem;
+    VkSubmitInfo *out = scratch_get(&mem, count * sizeof *out +
+                                              (2 * ncb + count) * sizeof(VkCommandBuffer) +
+                                              ncb * sizeof(gz_vk_cmdbuf *));
+    const VkSubmitInfo *pass = submits;
+    if (out) {
+        VkCommandBuffer *cbs = (VkCommandBuffer *)(out + count);
+        gz_vk_cmdbuf **ctx = (gz_vk_cmdbuf **)(cbs + 2 * ncb + count);
+        for (uint32_t i = 0; i < count; i++) {
+            out[i] = submits[i];
+            uint32_t n = submits[i].commandBufferCount;
+            if (!n || batch_untouchable(submits[i].pNext, false))
+                continue;
+            for (uint32_t j = 0; j < n; j++)
+                ctx[j] = gz_layer_cmdbuf(submits[i].pCommandBuffers[j]);
+            out[i].commandBufferCount = gz_vk_submit_batch(s, submits[i].pCommandBuffers, ctx, n, cbs);
+            out[i].pCommandBuffers = cbs;
+            cbs += out[i].commandBufferCount;
+        }
+        pass = out;
+    }
+    VkResult r = dev->QueueSubmit(queue, count, pass, fence);
+    gz_vk_submit_end(s, r);
+    free(mem.heap);
+    gz_cpu_zone(name_id, t0, gz_host_now_ns());
+    return r;
+}
+
+static VkResult submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2 *submits, VkFence fence,
+                        PFN_vkQueueSubmit2 next, uint32_t name_id)
+{
+    uint64_t t0 = gz_host_now_ns();
+    gz_vk_submit *s = gz_vk_submit_begin(queue_of(queue), name_id);
+    if (!s) {
+        VkResult r = next(queue, count, submits, fence);
+        gz_cpu_zone(name_id, t0, gz_host_now_ns());
+        return r;
+    }
+    size_t ncb = 0;
+    for (uint32_t i = 0; i < count; i++)
+        ncb += submits[i].commandBufferInfoCount;
+    scratch mem;
+    VkSubmitInfo2 *out = scratch_get(&mem, count * sizeof *out +
+                                               (2 * ncb + count) * sizeof(VkCommandBufferSubmitInfo) +
+                                               (2 * ncb + count) * sizeof(VkCommandBuffer) +
+                                               2 * ncb * sizeof(void *));
+    const VkSubmitInfo2 *pass = submits;
+    if (out) {
+        VkCommandBufferSubmitInfo *infos = (VkCommandBufferSubmitInfo *)(out + count);
+        VkCommandBuffer *handles = (VkCommandBuffer *)(infos + 2 * ncb + count);
+        VkCommandBuffer *app = handles + 2 * ncb + count;
+        gz_vk_cmdbuf **ctx = (gz_vk_cmdbuf **)(app + ncb);
+        for (uint32_t i = 0; i < count; i++) {
+            out[i] = submits[i];
+            uint32_t n = submits[i].commandBufferInfoCount;
+            if (!n || batch_untouchable(submits[i].pNext, submits[i].flags & VK_SUBMIT_PROTECTED_BIT))
+                continue;
+            /* Timing brackets assume one device mask for the whole batch. */
+            bool masks = false;
+            for (uint32_t j = 0; j < n; j++) {
+                app[j] = submits[i].pCommandBufferInfos[j].commandBuffer;
+                ctx[j] = gz_layer_cmdbuf(app[j]);
+                masks |= submits[i].pCommandBufferInfos[j].deviceMask != 0 ||
+                         submits[i].pCommandBufferInfos[j].pNext != NULL;
+            }
+            if (masks)
+                continue;
+            uint32_t k = gz_vk_submit_batch(s, app, ctx, n, handles);
+            for (uint32_t j = 0; j < k; j++)
+                infos[j] = (VkCommandBufferSubmitInfo){
+                    .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
+                    .commandBuffer = handles[j]};
+            out[i].commandBufferInfoCount = k;
+            out[i].pCommandBufferInfos = infos;
+            infos += k;
+            handles += k;
+        }
+        pass = out;
+    }
+    VkResult r = next(queue, count, pass, fence);
+    gz_vk_submit_end(s, r);
+    free(mem.heap);
+    gz_cpu_zone(name_id, t0, gz_host_now_ns());
+    return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2(VkQueue queue, uint32_t count,
+                                                  const VkSubmitInfo2 *submits, VkFence fence)
+{
+    static uint32_t name_id;
+    layer_device *dev = gz_layer_device(queue);
+    return submit2(queue, count, submits, fence, dev->QueueSubmit2,
+                   gz_layer_name_id(&name_id, "vkQueueSubmit2"));
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2KHR(VkQueue queue, uint32_t count,
+                                                     const VkSubmitInfo2 *submits, VkFence fence)
+{
+    static uint32_t name_id;
+    layer_device *dev = gz_layer_device(queue);
+    return submit2(queue, count, submits, fence, dev->QueueSubmit2KHR,
+                   gz_layer_name_id(&name_id, "vkQueueSubmit2"));
+}
+
+/* Calls that only get a CPU zone. */
+#define CPU_ZONE(call_name, expr)                                                             \
+    do {                                                                                       \
+        static uint32_t name_id;                                                               \
+        uint64_t t0 = gz_host_now_ns();                                                        \
+        VkResult r = (expr);                                                                   \
+        gz_cpu_zone(gz_layer_name_id(&name_id, call_name), t0, gz_host_now_ns());              \
+        return r;                                                                              \
+    } while (0)
+
+static VKAPI_ATTR VkResult VKAPI_CALL QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR *info)
+{
+    CPU_ZONE("vkQueuePresentKHR", gz_layer_device(queue)->QueuePresentKHR(queue, info));
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL WaitForFences(VkDevice device, uint32_t count,
+                                                   const VkFence *fences, VkBool32 all,
+                                                   uint64_t timeout)
+{
+    CPU_ZONE("vkWaitForFences",
+             gz_layer_device(device)->WaitForFences(device, count, fences, all, timeout));
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL QueueWaitIdle(VkQueue queue)
+{
+    CPU_ZONE("vkQueueWaitIdle", gz_layer_device(queue)->QueueWaitIdle(queue));
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device)
+{
+    CPU_ZONE("vkDeviceWaitIdle", gz_layer_device(device)->DeviceWaitIdle(device));
+}
+
+PFN_vkVoidFunction gz_layer_submit_proc(const char *name)
+{
+    static const struct {
+        const char *name;
+        PFN_vkVoidFunction fn;
+    } procs[] = {
+#define P(n) {"vk" #n, (PFN_vkVoidFunction)n}
+        P(QueueSubmit),     P(QueueSubmit2),  P(QueueSubmit2KHR), P(QueuePresentKHR),
+        P(WaitForFences),   P(QueueWaitIdle), P(DeviceWaitIdle),
+#undef P
+    };
+    for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++)
+        if (!strcmp(name, procs[i].name))
+            return procs[i].fn;
+    return NULL;
+}
