@@ -81,7 +81,8 @@ typedef struct gz_clock_model {
 void gz_model_init(gz_clock_model *m);
 
 /* A calibrated pair or a bracketed sync point. For a sync point, host_ns is
- * the middle of the bracket and deviation_ns half its width. */
+ * the middle of the bracket and deviation_ns half its width; it is used as
+ * the two bounds it is, intersected with all other bounds. */
 void gz_model_add_pair(gz_clock_model *m, gz_calib_method method, const gz_calib_pair *p);
 
 /* Causality bounds: the GPU time gpu_ns happened at or after host time

@@ -44,6 +44,21 @@ void gz_model_add_pair(gz_clock_model *m, gz_calib_method method, const gz_calib
     if (!m || !p || !is_pair_method(method))
         return;
 
+    /* A sync point is a bracket: the GPU time happened between host_ns -
+     * deviation and host_ns + deviation. Its middle is biased by whatever
+     * part of the bracket is submission latency, so it is intersected with
+     * every other bound instead of being trusted on its own. */
+    if (method == GZ_CALIB_SYNC_POINT) {
+        if (m->method == GZ_CALIB_CALIBRATED)
+            return;
+        uint64_t before = p->host_ns > p->deviation_ns ? p->host_ns - p->deviation_ns : 1;
+        uint64_t after =
+            p->host_ns > UINT64_MAX - p->deviation_ns ? UINT64_MAX : p->host_ns + p->deviation_ns;
+        m->method = GZ_CALIB_SYNC_POINT;
+        gz_model_add_bounds(m, p->gpu_ns, before, p->gpu_ns, after);
+        return;
+    }
+
     if (!is_pair_method(m->method) || method < m->method) {
         take = true; /* first pair, or a better kind of sample */
     } else if (method > m->method) {
@@ -88,7 +103,8 @@ static void use_bounds(gz_clock_model *m)
     } else {
         return;
     }
-    m->method = GZ_CALIB_BOUNDS;
+    if (m->method != GZ_CALIB_SYNC_POINT)
+        m->method = GZ_CALIB_BOUNDS;
 }
 
 void gz_model_add_bounds(gz_clock_model *m, uint64_t gpu_begin_ns, uint64_t host_ns_not_before,
@@ -123,10 +139,10 @@ void gz_model_add_bounds(gz_clock_model *m, uint64_t gpu_begin_ns, uint64_t host
         return;
     m->samples++;
 
-    /* Bounds are only the fallback: a calibrated or sync offset is kept even
-     * when it falls outside [lo, hi]; reconciling the two is the drift
-     * model's job. */
-    if (!is_pair_method(m->method))
+    /* Bounds are only the fallback: a calibrated offset is kept even when it
+     * falls outside [lo, hi]; reconciling the two is the drift model's job.
+     * Sync points are bounds themselves. */
+    if (m->method != GZ_CALIB_CALIBRATED)
         use_bounds(m);
 }
 

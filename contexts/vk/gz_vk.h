@@ -33,6 +33,7 @@ typedef struct gz_vk_fns {
     PFN_vkCmdWriteTimestamp CmdWriteTimestamp;
     PFN_vkCmdResetQueryPool CmdResetQueryPool;
     PFN_vkGetCalibratedTimestampsEXT GetCalibratedTimestampsEXT; /* optional */
+    PFN_vkQueueSubmit QueueSubmit; /* the next layer's: for sync points */
 } gz_vk_fns;
 
 typedef struct gz_vk_device_info {

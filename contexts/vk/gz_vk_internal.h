@@ -8,8 +8,10 @@
 #include "gz_vk.h"
 
 #define GZ_VK_MAX_QUEUES 64
-/* Timestamp slots per queue: a batch of k command buffers takes k + 1. */
+/* Timestamp slots per queue: a batch of k command buffers takes k + 1.
+ * Their command buffers are recorded on first use, a block at a time. */
 #define GZ_VK_RING_SLOTS 1024u
+#define GZ_VK_SLOT_BLOCK 32u
 /* Label timestamps live in one device-wide pool handed out in chunks. */
 #define GZ_VK_LABEL_CHUNK 64u
 #define GZ_VK_LABEL_CHUNKS 1024u
@@ -56,7 +58,7 @@ typedef struct gz_vk_slot {
     bool labels_timed;     /* rec's label queries belong to this execution alone */
 } gz_vk_slot;
 
-typedef enum record_kind { REC_BATCH, REC_QLABEL_BEGIN, REC_QLABEL_END } record_kind;
+typedef enum record_kind { REC_BATCH, REC_QLABEL_BEGIN, REC_QLABEL_END, REC_SYNC } record_kind;
 
 /* One entry of a queue's submission log, read back in order. */
 typedef struct gz_vk_record {
@@ -94,6 +96,7 @@ struct gz_vk_queue {
     VkQueryPool pool;
     VkCommandPool cmd_pool;
     gz_vk_slot slots[GZ_VK_RING_SLOTS];
+    bool block_ready[GZ_VK_RING_SLOTS / GZ_VK_SLOT_BLOCK];
     uint32_t head, used; /* next free slot, slots in use (incl. skipped) */
 
     gz_vk_record *log; /* ring of records */
@@ -106,6 +109,8 @@ struct gz_vk_queue {
     bool have_last;
 
     gz_vk_submit submit; /* the call in progress (under lock) */
+
+    uint64_t last_sync_ns; /* last sync point (devices without calibration) */
 
     gz_item *scratch; /* items of one batch */
     uint32_t scratch_cap;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gz_calibration.h"
 #include "gz_vk_internal.h"
 
 #define LOG_MAX (1u << 20)
@@ -61,9 +62,56 @@ void gz_vk_queue_set_name(gz_vk_queue *q, const char *name)
     pthread_mutex_unlock(&q->lock);
 }
 
-/* Creates the query pool and the prerecorded slot command buffers: each
- * writes one timestamp (after resetting its query when the device has no
- * host query reset), so a submission records nothing at all. */
+/* Records the command buffers of one block of slots: each writes its
+ * slot's timestamp (after resetting the query when the device has no host
+ * query reset), so that a submission itself records nothing. */
+static bool record_block(gz_vk_queue *q, uint32_t block)
+{
+    gz_vk_device *dev = q->dev;
+    const gz_vk_fns *f = &dev->info.fns;
+    VkDevice d = dev->info.device;
+    uint32_t first = block * GZ_VK_SLOT_BLOCK;
+    VkCommandBuffer cbs[GZ_VK_SLOT_BLOCK];
+    VkCommandBufferAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = q->cmd_pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = GZ_VK_SLOT_BLOCK,
+    };
+    if (f->AllocateCommandBuffers(d, &alloc, cbs) != VK_SUCCESS)
+        return false;
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    for (uint32_t i = 0; i < GZ_VK_SLOT_BLOCK; i++) {
+        /* Our command buffers are dispatchable objects the loader did not
+         * make: give them the device's dispatch pointer. */
+        if (dev->info.set_loader_data)
+            dev->info.set_loader_data(d, cbs[i]);
+        if (f->BeginCommandBuffer(cbs[i], &begin) != VK_SUCCESS) {
+            f->FreeCommandBuffers(d, q->cmd_pool, GZ_VK_SLOT_BLOCK, cbs);
+            return false;
+        }
+        if (!dev->info.host_query_reset)
+            f->CmdResetQueryPool(cbs[i], q->pool, first + i, 1);
+        f->CmdWriteTimestamp(cbs[i], VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, q->pool, first + i);
+        if (f->EndCommandBuffer(cbs[i]) != VK_SUCCESS) {
+            f->FreeCommandBuffers(d, q->cmd_pool, GZ_VK_SLOT_BLOCK, cbs);
+            return false;
+        }
+    }
+    for (uint32_t i = 0; i < GZ_VK_SLOT_BLOCK; i++)
+        q->slots[first + i].cb = cbs[i];
+    q->block_ready[block] = true;
+    return true;
+}
+
+static bool slots_recorded(gz_vk_queue *q, uint32_t first, uint32_t n)
+{
+    for (uint32_t b = first / GZ_VK_SLOT_BLOCK; b <= (first + n - 1) / GZ_VK_SLOT_BLOCK; b++)
+        if (!q->block_ready[b] && !record_block(q, b))
+            return false;
+    return true;
+}
+
 static bool ring_init(gz_vk_queue *q)
 {
     gz_vk_device *dev = q->dev;
@@ -80,48 +128,20 @@ static bool ring_init(gz_vk_queue *q)
         .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
         .queueFamilyIndex = q->family,
     };
-    if (f->CreateCommandPool(d, &cmd_pool_info, NULL, &q->cmd_pool) != VK_SUCCESS)
-        goto fail_pool;
-    VkCommandBuffer cbs[GZ_VK_RING_SLOTS];
-    VkCommandBufferAllocateInfo alloc = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-        .commandPool = q->cmd_pool,
-        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-        .commandBufferCount = GZ_VK_RING_SLOTS,
-    };
-    if (f->AllocateCommandBuffers(d, &alloc, cbs) != VK_SUCCESS)
-        goto fail_cmd_pool;
-    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    for (uint32_t i = 0; i < GZ_VK_RING_SLOTS; i++) {
-        q->slots[i].cb = cbs[i];
-        /* Our command buffers are dispatchable objects the loader did not
-         * make: give them the device's dispatch pointer. */
-        if (dev->info.set_loader_data)
-            dev->info.set_loader_data(d, cbs[i]);
-        if (f->BeginCommandBuffer(cbs[i], &begin) != VK_SUCCESS)
-            goto fail_cbs;
-        if (!dev->info.host_query_reset)
-            f->CmdResetQueryPool(cbs[i], q->pool, i, 1);
-        f->CmdWriteTimestamp(cbs[i], VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, q->pool, i);
-        if (f->EndCommandBuffer(cbs[i]) != VK_SUCCESS)
-            goto fail_cbs;
+    if (f->CreateCommandPool(d, &cmd_pool_info, NULL, &q->cmd_pool) != VK_SUCCESS) {
+        f->DestroyQueryPool(d, q->pool, NULL);
+        return false;
+    }
+    q->log_cap = 2 * GZ_VK_RING_SLOTS;
+    q->log = calloc(q->log_cap, sizeof *q->log);
+    if (!q->log) {
+        f->DestroyCommandPool(d, q->cmd_pool, NULL);
+        f->DestroyQueryPool(d, q->pool, NULL);
+        return false;
     }
     if (dev->info.host_query_reset)
         f->ResetQueryPool(d, q->pool, 0, GZ_VK_RING_SLOTS);
-    q->log_cap = 2 * GZ_VK_RING_SLOTS;
-    q->log = calloc(q->log_cap, sizeof *q->log);
-    if (!q->log)
-        goto fail_cbs;
     return true;
-
-fail_cbs:
-    f->FreeCommandBuffers(d, q->cmd_pool, GZ_VK_RING_SLOTS, cbs);
-    memset(q->slots, 0, sizeof q->slots);
-fail_cmd_pool:
-    f->DestroyCommandPool(d, q->cmd_pool, NULL);
-fail_pool:
-    f->DestroyQueryPool(d, q->pool, NULL);
-    return false;
 }
 
 static bool ensure_ring(gz_vk_queue *q)
@@ -419,12 +439,40 @@ static bool harvest_batch(gz_vk_queue *q, const gz_vk_record *r, bool final)
     return true;
 }
 
+/* A sync point whose timestamp was not seen within its bounded wait: its
+ * submit and observation times still bound the clock offset. */
+static bool harvest_sync(gz_vk_queue *q, const gz_vk_record *r, bool final)
+{
+    uint64_t ticks;
+    VkResult res = read_queries(q, q->pool, r->first, 1, &ticks);
+    if (res == VK_NOT_READY && !final)
+        return false;
+    if (res == VK_SUCCESS) {
+        gz_item items[2] = {
+            {.type = GZ_ITEM_GPU_BOUND,
+             .flags = GZ_ITEM_F_NOT_BEFORE,
+             .track = q->track,
+             .bound = {.ticks = ticks, .host_ns = r->submit_ns}},
+            {.type = GZ_ITEM_GPU_BOUND,
+             .flags = GZ_ITEM_F_NOT_AFTER,
+             .track = q->track,
+             .bound = {.ticks = ticks, .host_ns = gz_host_now_ns()}},
+        };
+        gz_emit_n(items, 2);
+    }
+    return true;
+}
+
 static void harvest_locked(gz_vk_queue *q, bool final)
 {
     while (q->log_count && !q->dev->lost) {
         gz_vk_record *r = &q->log[q->log_head];
         if (r->kind == REC_BATCH) {
             if (!harvest_batch(q, r, final))
+                break;
+            release_batch(q, r);
+        } else if (r->kind == REC_SYNC) {
+            if (!harvest_sync(q, r, final))
                 break;
             release_batch(q, r);
         } else if (r->kind == REC_QLABEL_BEGIN) {
@@ -476,10 +524,7 @@ void gz_vk_queue_destroy(gz_vk_queue *q)
             q->log_head = (q->log_head + 1) % q->log_cap;
             q->log_count--;
         }
-        VkCommandBuffer cbs[GZ_VK_RING_SLOTS];
-        for (uint32_t i = 0; i < GZ_VK_RING_SLOTS; i++)
-            cbs[i] = q->slots[i].cb;
-        f->FreeCommandBuffers(dev->info.device, q->cmd_pool, GZ_VK_RING_SLOTS, cbs);
+        /* Destroying the pool frees the slot command buffers. */
         f->DestroyCommandPool(dev->info.device, q->cmd_pool, NULL);
         f->DestroyQueryPool(dev->info.device, q->pool, NULL);
     }
@@ -496,6 +541,67 @@ void gz_vk_queue_destroy(gz_vk_queue *q)
 
 /* ---- submission -------------------------------------------------------- */
 
+#define SYNC_PERIOD_NS 1000000000ull
+#define SYNC_WAIT_NS 1000000ull
+
+static bool slots_alloc(gz_vk_queue *q, uint32_t n, uint32_t *first, uint32_t *waste);
+static bool slots_recorded(gz_vk_queue *q, uint32_t first, uint32_t n);
+
+/* For devices without calibrated timestamps: when the queue is idle, submit
+ * one timestamp of our own and watch for it, at most SYNC_WAIT_NS. On an
+ * idle queue it runs at once, so the host times before the submit and when
+ * it was seen bracket it tightly. Once a second at most, and only while the
+ * app is already in vkQueueSubmit on this queue (we may use the queue). */
+static void sync_point(gz_vk_queue *q)
+{
+    gz_vk_device *dev = q->dev;
+    uint64_t now = gz_host_now_ns();
+    if (q->log_count)
+        harvest_locked(q, false);
+    if (q->log_count || (q->last_sync_ns && now - q->last_sync_ns < SYNC_PERIOD_NS))
+        return;
+    q->last_sync_ns = now;
+    uint32_t first, waste;
+    gz_vk_record *r = log_push(q);
+    if (!r)
+        return;
+    if (!slots_alloc(q, 1, &first, &waste) || !slots_recorded(q, first, 1)) {
+        q->log_count--;
+        return;
+    }
+    if (dev->info.host_query_reset)
+        dev->info.fns.ResetQueryPool(dev->info.device, q->pool, first, 1);
+    VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .commandBufferCount = 1,
+                           .pCommandBuffers = &q->slots[first].cb};
+    uint64_t before = gz_host_now_ns();
+    *r = (gz_vk_record){.kind = REC_SYNC, .first = first, .nslots = 1, .waste = waste,
+                        .submit_ns = before};
+    if (dev->info.fns.QueueSubmit(q->handle, 1, &submit, VK_NULL_HANDLE) != VK_SUCCESS) {
+        q->log_count--;
+        q->head = (first + GZ_VK_RING_SLOTS - waste) % GZ_VK_RING_SLOTS;
+        q->used -= waste + 1;
+        return;
+    }
+    uint64_t ticks, seen;
+    VkResult res;
+    do {
+        res = read_queries(q, q->pool, first, 1, &ticks);
+        seen = gz_host_now_ns();
+    } while (res == VK_NOT_READY && seen - before < SYNC_WAIT_NS);
+    if (res != VK_SUCCESS)
+        return; /* read back later as bounds (REC_SYNC) */
+    gz_item it = {.type = GZ_ITEM_CALIB,
+                  .flags = GZ_CALIB_SYNC_POINT,
+                  .track = q->track,
+                  .calib = {.ticks = ticks,
+                            .host_ns = before + (seen - before) / 2,
+                            .deviation_ns = (seen - before + 1) / 2}};
+    gz_emit(&it);
+    release_batch(q, r);
+    q->log_count--;
+}
+
 gz_vk_submit *gz_vk_submit_begin(gz_vk_queue *q, uint32_t call_name)
 {
     if (!q || !q->track || q->dev->lost)
@@ -505,6 +611,8 @@ gz_vk_submit *gz_vk_submit_begin(gz_vk_queue *q, uint32_t call_name)
         pthread_mutex_unlock(&q->lock);
         return NULL;
     }
+    if (!q->dev->info.fns.GetCalibratedTimestampsEXT || !q->dev->info.host_domain)
+        sync_point(q);
     gz_vk_submit *s = &q->submit;
     *s = (gz_vk_submit){.q = q, .name = call_name, .submit_ns = gz_host_now_ns()};
     return s;
@@ -552,6 +660,12 @@ uint32_t gz_vk_submit_batch(gz_vk_submit *s, const VkCommandBuffer *app, gz_vk_c
     gz_vk_record *r = NULL;
     if (n && (r = log_push(q)) && !slots_alloc(q, nslots, &first, &waste)) {
         q->log_count--; /* undo the push */
+        r = NULL;
+    }
+    if (r && !slots_recorded(q, first, nslots)) {
+        q->log_count--;
+        q->head = (first + GZ_VK_RING_SLOTS - waste) % GZ_VK_RING_SLOTS;
+        q->used -= waste + nslots;
         r = NULL;
     }
     if (!r) {

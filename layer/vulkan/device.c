@@ -215,6 +215,7 @@ static gz_vk_device *create_context(layer_device *dev, VkPhysicalDevice phys,
     LOAD(EndCommandBuffer, "vkEndCommandBuffer");
     LOAD(CmdWriteTimestamp, "vkCmdWriteTimestamp");
     LOAD(CmdResetQueryPool, "vkCmdResetQueryPool");
+    LOAD(QueueSubmit, "vkQueueSubmit");
     if (plan->host_query_reset)
         LOAD(ResetQueryPool, plan->use_ext_reset ? "vkResetQueryPoolEXT" : "vkResetQueryPool");
     if (plan->calibrated) {

@@ -306,16 +306,24 @@ static int test_model_methods(void)
     gz_model_init(&m);
     gz_model_add_bounds(&m, 1000, 5000, 2000, 8000); /* [4000, 6000] */
 
-    /* A sync point beats bounds even when it is wider than them. */
+    /* A sync point is a bracket: offset in [5050, 5150], intersected with
+     * the bounds [4000, 6000]; its method is reported. */
     gz_calib_pair p = pair(1000, 6100, 50);
     gz_model_add_pair(&m, GZ_CALIB_SYNC_POINT, &p);
     CHECK_U64(m.method, GZ_CALIB_SYNC_POINT);
+    CHECK_I64(m.bound_lo, 5050);
+    CHECK_I64(m.bound_hi, 5150);
     CHECK_I64(m.offset_ns, 5100);
     CHECK_U64(m.deviation_ns, 50);
-    /* Later bounds are recorded but do not move it. */
+    /* A looser bound changes nothing; a tighter one moves the middle even
+     * though a sync point set the method (its own middle may be biased by
+     * submission latency). */
     gz_model_add_bounds(&m, 1000, 5900, 0, 0);
-    CHECK_I64(m.bound_lo, 4900);
+    CHECK_I64(m.bound_lo, 5050);
     CHECK_I64(m.offset_ns, 5100);
+    gz_model_add_bounds(&m, 0, 0, 2000, 7120); /* hi 5120 */
+    CHECK_I64(m.offset_ns, 5085);
+    CHECK_U64(m.method, GZ_CALIB_SYNC_POINT);
 
     /* Calibrated beats sync, even with a wider deviation ... */
     p = pair(1000, 6010, 100);
@@ -340,7 +348,7 @@ static int test_model_methods(void)
     gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &p);
     CHECK_I64(m.offset_ns, 5030);
     CHECK_U64(m.deviation_ns, 10);
-    CHECK_U64(m.samples, 6); /* bounds x2, sync, calibrated x3 */
+    CHECK_U64(m.samples, 6); /* bounds, sync, tighter bound, calibrated x3 */
 
     /* Calibrated stays even far outside the bounds: bounds are a fallback. */
     gz_model_add_bounds(&m, 0, 0, 2000, 2500); /* hi = 500 */
