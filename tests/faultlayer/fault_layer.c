@@ -20,12 +20,16 @@ typedef struct instance_data {
     void *key;
     VkInstance handle;
     PFN_vkGetInstanceProcAddr next_gipa;
+    /* Resolved at creation: asked later, the loader's terminator answers
+     * vkDestroyInstance with the top of the chain. */
+    PFN_vkDestroyInstance DestroyInstance;
     PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties;
 } instance_data;
 
 typedef struct device_data {
     void *key;
     PFN_vkGetDeviceProcAddr next_gdpa;
+    PFN_vkDestroyDevice DestroyDevice;
 } device_data;
 
 #define MAX_OBJECTS 64
@@ -91,6 +95,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo 
                 .key = key_of(*instance),
                 .handle = *instance,
                 .next_gipa = next,
+                .DestroyInstance = (PFN_vkDestroyInstance)next(*instance, "vkDestroyInstance"),
                 .EnumerateDeviceExtensionProperties = (PFN_vkEnumerateDeviceExtensionProperties)next(
                     *instance, "vkEnumerateDeviceExtensionProperties"),
             };
@@ -107,7 +112,7 @@ static VKAPI_ATTR void VKAPI_CALL DestroyInstance(VkInstance instance,
     instance_data *d = instance ? find_instance(instance) : NULL;
     if (!d)
         return;
-    PFN_vkDestroyInstance destroy = (PFN_vkDestroyInstance)d->next_gipa(instance, "vkDestroyInstance");
+    PFN_vkDestroyInstance destroy = d->DestroyInstance;
     pthread_mutex_lock(&lock);
     d->key = NULL;
     pthread_mutex_unlock(&lock);
@@ -173,7 +178,11 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice phys,
     pthread_mutex_lock(&lock);
     for (int i = 0; i < MAX_OBJECTS; i++) {
         if (!devices[i].key) {
-            devices[i] = (device_data){.key = key_of(*device), .next_gdpa = next_gdpa};
+            devices[i] = (device_data){
+                .key = key_of(*device),
+                .next_gdpa = next_gdpa,
+                .DestroyDevice = (PFN_vkDestroyDevice)next_gdpa(*device, "vkDestroyDevice"),
+            };
             break;
         }
     }
@@ -186,7 +195,7 @@ static VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocat
     device_data *d = device ? find_device(device) : NULL;
     if (!d)
         return;
-    PFN_vkDestroyDevice destroy = (PFN_vkDestroyDevice)d->next_gdpa(device, "vkDestroyDevice");
+    PFN_vkDestroyDevice destroy = d->DestroyDevice;
     pthread_mutex_lock(&lock);
     d->key = NULL;
     pthread_mutex_unlock(&lock);
