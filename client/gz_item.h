@@ -15,13 +15,13 @@ typedef enum gz_item_type {
     GZ_ITEM_NONE = 0,
     GZ_ITEM_GPU_ZONE,    /* zone: a whole GPU zone, both ends in raw ticks */
     GZ_ITEM_GPU_BOUND,   /* bound: a causality bound between a GPU and a host time */
+    GZ_ITEM_ZONE_ARGS,   /* args: details of the zone item just before it on the track */
     GZ_ITEM_CPU_ZONE,    /* cpu: a whole CPU zone on thread tid */
     GZ_ITEM_FLOW_OUT,    /* cpu: a flow leaves thread tid at ns (inside a CPU zone) */
     GZ_ITEM_CALIB,       /* calib: a calibrated pair or sync point for a track */
     GZ_ITEM_TRACK_NEW,   /* ctx: a GPU track (context) appears */
     GZ_ITEM_TRACK_NAME,  /* name: the track's display name (interned) */
     GZ_ITEM_THREAD_NAME, /* cpu.tid + name: a CPU thread's name */
-    GZ_ITEM_DROPS,       /* drops.count zones were lost before entering the queue */
 } gz_item_type;
 
 enum {
@@ -83,9 +83,10 @@ typedef struct gz_item {
             uint32_t reserved;
         } ctx; /* for GZ_ITEM_TRACK_NEW */
         struct {
-            uint64_t count;
+            uint32_t batch;   /* index of the batch in its submit call */
+            uint32_t cmdbufs; /* command buffers in the batch */
             uint64_t reserved[2];
-        } drops;
+        } args;
     };
 } gz_item;
 

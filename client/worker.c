@@ -26,6 +26,8 @@ typedef struct cycle_zone {
     uint32_t name;
     uint8_t kind;
     bool has_flow;
+    bool has_args;
+    uint32_t batch, cmdbufs;
 } cycle_zone;
 
 typedef struct track {
@@ -161,7 +163,14 @@ static void write_cycle(worker *w, uint16_t id, track *t)
             gz_jsonw *j = gz_trace_writer(&w->trace);
             gz_jsonw_lit(j, ",\"args\":{\"level\":\"");
             gz_jsonw_lit(j, kind_names[z->kind & 3]);
-            gz_jsonw_lit(j, "\"}");
+            gz_jsonw_lit(j, "\"");
+            if (z->has_args) {
+                gz_jsonw_lit(j, ",\"batch\":");
+                gz_jsonw_u64(j, z->batch);
+                gz_jsonw_lit(j, ",\"cmdbufs\":");
+                gz_jsonw_u64(j, z->cmdbufs);
+            }
+            gz_jsonw_lit(j, "}");
             gz_trace_end_event(&w->trace);
             if (z->has_flow)
                 gz_trace_flow(&w->trace, false, z->flow, gpu_tid(id), b);
@@ -214,6 +223,17 @@ static void gpu_zone(worker *w, const gz_item *it)
     }
 }
 
+static void zone_args(worker *w, const gz_item *it)
+{
+    track *t = &w->tracks[it->track];
+    if (!t->used || !t->ncycle)
+        return;
+    cycle_zone *z = &t->cycle[t->ncycle - 1];
+    z->has_args = true;
+    z->batch = it->args.batch;
+    z->cmdbufs = it->args.cmdbufs;
+}
+
 static void gpu_bound(worker *w, const gz_item *it)
 {
     track *t = &w->tracks[it->track];
@@ -253,6 +273,9 @@ static void process(worker *w, const gz_item *items, uint32_t n)
         case GZ_ITEM_GPU_BOUND:
             gpu_bound(w, it);
             break;
+        case GZ_ITEM_ZONE_ARGS:
+            zone_args(w, it);
+            break;
         case GZ_ITEM_CPU_ZONE: {
             size_t len;
             const char *name = gz_intern_str(it->name, &len);
@@ -280,7 +303,6 @@ static void process(worker *w, const gz_item *items, uint32_t n)
             break;
         }
         case GZ_ITEM_NONE:
-        case GZ_ITEM_DROPS:
             break;
         }
     }

@@ -94,10 +94,11 @@ GZ_EXPORT void gz_vk_queue_label_end(gz_vk_queue *q);
 typedef struct gz_vk_submit gz_vk_submit;
 /* call_name: interned name of the call (vkQueueSubmit…). NULL: not timed. */
 GZ_EXPORT gz_vk_submit *gz_vk_submit_begin(gz_vk_queue *q, uint32_t call_name);
-/* out has room for 2 * n + 1 handles; returns the count written (n when
- * the batch is not timed: then out is a copy of app). */
-GZ_EXPORT uint32_t gz_vk_submit_batch(gz_vk_submit *s, const VkCommandBuffer *app, gz_vk_cmdbuf *const *cbs,
-                            uint32_t n, VkCommandBuffer *out);
+/* batch: the batch's index in the call. out has room for 2 * n + 1
+ * handles; returns the count written (n when the batch is not timed: then
+ * out is a copy of app). */
+GZ_EXPORT uint32_t gz_vk_submit_batch(gz_vk_submit *s, uint32_t batch, const VkCommandBuffer *app,
+                                      gz_vk_cmdbuf *const *cbs, uint32_t n, VkCommandBuffer *out);
 /* result: what the driver returned; on failure the batches are forgotten. */
 GZ_EXPORT void gz_vk_submit_end(gz_vk_submit *s, VkResult result);
 

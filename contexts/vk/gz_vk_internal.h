@@ -65,6 +65,7 @@ typedef struct gz_vk_record {
     uint32_t kind; /* record_kind */
     uint32_t name;
     uint32_t first, nslots, waste; /* REC_BATCH: slots used, and skipped at the ring's end */
+    uint32_t batch, cmdbufs;       /* REC_BATCH: index in its call, command buffers */
     uint64_t flow;
     uint64_t submit_ns;
 } gz_vk_record;
@@ -89,6 +90,7 @@ struct gz_vk_queue {
     VkQueue handle;
     uint32_t family, index;
     uint16_t track, label_track;
+    char name[256]; /* the track's name: "VkQueue f.i device" or the app's name */
     uint32_t valid_bits;
     pthread_mutex_t lock; /* ring and log: the submitting thread vs the worker */
 

@@ -10,7 +10,7 @@
 
 #define LOG_MAX (1u << 20)
 
-static void track_name(const gz_vk_queue *q, char *out, size_t size, const char *suffix)
+static void default_name(const gz_vk_queue *q, char *out, size_t size)
 {
     const gz_vk_device_info *info = &q->dev->info;
     /* "llvmpipe (LLVM 15.0.6, 256 bits)" → "llvmpipe": the details are in
@@ -21,8 +21,8 @@ static void track_name(const gz_vk_queue *q, char *out, size_t size, const char 
     char serial[16] = "";
     if (info->serial > 1)
         snprintf(serial, sizeof serial, " #%u", info->serial);
-    snprintf(out, size, "VkQueue %u.%u %.*s%s%s", q->family, q->index, len, info->device_name,
-             serial, suffix);
+    snprintf(out, size, "VkQueue %u.%u %.*s%s", q->family, q->index, len, info->device_name,
+             serial);
 }
 
 gz_vk_queue *gz_vk_queue_new(gz_vk_device *dev, VkQueue handle, uint32_t family, uint32_t index)
@@ -42,9 +42,8 @@ gz_vk_queue *gz_vk_queue_new(gz_vk_device *dev, VkQueue handle, uint32_t family,
                family, dev->info.device_name);
         return q;
     }
-    char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 64];
-    track_name(q, name, sizeof name, "");
-    q->track = gz_track_new(GZ_API_VULKAN, name, dev->info.timestamp_period, q->valid_bits, 0);
+    default_name(q, q->name, sizeof q->name);
+    q->track = gz_track_new(GZ_API_VULKAN, q->name, dev->info.timestamp_period, q->valid_bits, 0);
     return q;
 }
 
@@ -52,11 +51,12 @@ void gz_vk_queue_set_name(gz_vk_queue *q, const char *name)
 {
     if (!q || !q->track || !name || !*name)
         return;
-    gz_track_set_name(q->track, name);
     pthread_mutex_lock(&q->lock);
+    snprintf(q->name, sizeof q->name, "%s", name);
+    gz_track_set_name(q->track, q->name);
     if (q->label_track) {
-        char label_name[512];
-        snprintf(label_name, sizeof label_name, "%s labels", name);
+        char label_name[sizeof q->name + 8];
+        snprintf(label_name, sizeof label_name, "%s labels", q->name);
         gz_track_set_name(q->label_track, label_name);
     }
     pthread_mutex_unlock(&q->lock);
@@ -231,8 +231,8 @@ static void ensure_label_track(gz_vk_queue *q)
 {
     if (q->label_track)
         return;
-    char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 64];
-    track_name(q, name, sizeof name, " labels");
+    char name[sizeof q->name + 8];
+    snprintf(name, sizeof name, "%s labels", q->name);
     q->label_track = gz_track_new(GZ_API_VULKAN, name, q->dev->info.timestamp_period,
                                   q->valid_bits, q->track);
 }
@@ -410,6 +410,11 @@ static bool harvest_batch(gz_vk_queue *q, const gz_vk_record *r, bool final)
                        .track = q->track,
                        .bound = {.ticks = ticks[last], .host_ns = seen_ns}};
     emit_zone(q, &o, q->track, GZ_ZONE_SUBMIT, r->name, ticks[0], ticks[last], r->flow);
+    gz_item *args = item_push(q, &o.n);
+    if (args)
+        *args = (gz_item){.type = GZ_ITEM_ZONE_ARGS,
+                          .track = q->track,
+                          .args = {.batch = r->batch, .cmdbufs = r->cmdbufs}};
 
     /* Queue labels begun since the last batch start with this one. */
     for (uint32_t i = 0; i < q->label_depth; i++) {
@@ -649,8 +654,8 @@ static bool slots_alloc(gz_vk_queue *q, uint32_t n, uint32_t *first, uint32_t *w
     return false;
 }
 
-uint32_t gz_vk_submit_batch(gz_vk_submit *s, const VkCommandBuffer *app, gz_vk_cmdbuf *const *cbs,
-                            uint32_t n, VkCommandBuffer *out)
+uint32_t gz_vk_submit_batch(gz_vk_submit *s, uint32_t batch, const VkCommandBuffer *app,
+                            gz_vk_cmdbuf *const *cbs, uint32_t n, VkCommandBuffer *out)
 {
     gz_vk_queue *q = s->q;
     gz_vk_device *dev = q->dev;
@@ -683,6 +688,8 @@ uint32_t gz_vk_submit_batch(gz_vk_submit *s, const VkCommandBuffer *app, gz_vk_c
                         .first = first,
                         .nslots = nslots,
                         .waste = waste,
+                        .batch = batch,
+                        .cmdbufs = n,
                         .flow = gz_flow_next(),
                         .submit_ns = s->submit_ns};
     s->nrecords++;

@@ -71,7 +71,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit(VkQueue queue, uint32_t count,
                 continue;
             for (uint32_t j = 0; j < n; j++)
                 ctx[j] = gz_layer_cmdbuf(submits[i].pCommandBuffers[j]);
-            out[i].commandBufferCount = gz_vk_submit_batch(s, submits[i].pCommandBuffers, ctx, n, cbs);
+            out[i].commandBufferCount = gz_vk_submit_batch(s, i, submits[i].pCommandBuffers, ctx, n, cbs);
             out[i].pCommandBuffers = cbs;
             cbs += out[i].commandBufferCount;
         }
@@ -123,7 +123,7 @@ static VkResult submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2 *subm
             }
             if (masks)
                 continue;
-            uint32_t k = gz_vk_submit_batch(s, app, ctx, n, handles);
+            uint32_t k = gz_vk_submit_batch(s, i, app, ctx, n, handles);
             for (uint32_t j = 0; j < k; j++)
                 infos[j] = (VkCommandBufferSubmitInfo){
                     .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
