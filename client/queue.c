@@ -40,7 +40,7 @@ bool gz_queue_push_n(gz_queue *q, const gz_item *items, uint32_t n)
 {
     pthread_mutex_lock(&q->lock);
     bool ok = n <= q->capacity - q->count;
-    if (ok) {
+    if (ok && n) {
         uint32_t before = q->count;
         memcpy(&q->half[q->active][q->count], items, (size_t)n * sizeof *items);
         q->count += n;

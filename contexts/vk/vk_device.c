@@ -52,7 +52,8 @@ gz_vk_device *gz_vk_device_new(const gz_vk_device_info *info)
         return NULL;
     }
     dev->info = *info;
-    memcpy(bits, info->family_valid_bits, info->family_count * sizeof *bits);
+    if (info->family_count)
+        memcpy(bits, info->family_valid_bits, info->family_count * sizeof *bits);
     dev->valid_bits = bits;
     dev->info.family_valid_bits = bits;
     dev->level = gz_client_level();

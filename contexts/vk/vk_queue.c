@@ -680,7 +680,8 @@ uint32_t gz_vk_submit_batch(gz_vk_submit *s, uint32_t batch, const VkCommandBuff
                                "submissions are not timed (counted as dropped)");
             gz_count_dropped_zones(q->track, per_cmdbuf ? 1 + n : 1);
         }
-        memcpy(out, app, n * sizeof *out);
+        if (n)
+            memcpy(out, app, n * sizeof *out);
         return n;
     }
     *r = (gz_vk_record){.kind = REC_BATCH,

@@ -106,7 +106,9 @@ static void plan_device(device_plan *p, layer_instance *inst, VkPhysicalDevice p
     p->info = *app;
     if (app->enabledExtensionCount > sizeof p->exts / sizeof p->exts[0] - 4)
         return; /* absurdly many: leave the app's request alone */
-    memcpy(p->exts, app->ppEnabledExtensionNames, app->enabledExtensionCount * sizeof(char *));
+    if (app->enabledExtensionCount)
+        memcpy(p->exts, app->ppEnabledExtensionNames,
+               app->enabledExtensionCount * sizeof(char *));
     device_exts e = query_extensions(inst, phys);
     uint32_t api = inst->api_version < device_api ? inst->api_version : device_api;
 

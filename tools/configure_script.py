@@ -1,0 +1,12 @@
+#!/usr/bin/env python3
+"""Writes a script from its template with @LAYER_DIR@ filled in, executable
+(meson's configure_file does not keep the executable bit)."""
+import os
+import sys
+
+template, output, layer_dir = sys.argv[1:4]
+with open(template) as f:
+    text = f.read().replace("@LAYER_DIR@", layer_dir)
+with open(output, "w") as f:
+    f.write(text)
+os.chmod(output, 0o755)
