@@ -1,50 +1,11 @@
 /* Unit tests for calibration/: tick masks and conversion, best-of sampling,
  * the offset model. Plain C; exit status 0 when every group passes. */
 #include "gz_calibration.h"
+#include "gz_check.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-/* Each check returns 1 from the group function on failure, after printing
- * where and what. */
-#define CHECK_U64(a, b)                                                                            \
-    do {                                                                                           \
-        unsigned long long a_ = (a), b_ = (b);                                                     \
-        if (a_ != b_) {                                                                            \
-            fprintf(stderr, "%s:%d: %s == %s: %llu != %llu (0x%llx != 0x%llx)\n", __FILE__,        \
-                    __LINE__, #a, #b, a_, b_, a_, b_);                                             \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
-
-#define CHECK_I64(a, b)                                                                            \
-    do {                                                                                           \
-        long long a_ = (a), b_ = (b);                                                              \
-        if (a_ != b_) {                                                                            \
-            fprintf(stderr, "%s:%d: %s == %s: %lld != %lld\n", __FILE__, __LINE__, #a, #b, a_,     \
-                    b_);                                                                           \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: %s is false\n", __FILE__, __LINE__, #cond);                    \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
-
-#define CHECK_STR(a, b)                                                                            \
-    do {                                                                                           \
-        const char *a_ = (a), *b_ = (b);                                                           \
-        if (!a_ || strcmp(a_, b_) != 0) {                                                          \
-            fprintf(stderr, "%s:%d: %s == %s: \"%s\" != \"%s\"\n", __FILE__, __LINE__, #a, #b,     \
-                    a_ ? a_ : "(null)", b_);                                                       \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
 
 /* got is within tol ns of floor(ticks * period) computed in long double. */
 #define CHECK_TICKS_NEAR(ticks, period_ns, tol)                                                    \
@@ -417,13 +378,6 @@ static int test_model_saturation(void)
     gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &p);
     CHECK_I64(m.offset_ns, 20);
     return 0;
-}
-
-static int run(const char *name, int (*fn)(void))
-{
-    int failed = fn();
-    printf("%s %s\n", failed ? "FAIL" : "ok  ", name);
-    return failed;
 }
 
 int main(void)

@@ -1,30 +1,11 @@
 /* Unit tests for client/stats.c: exact count/total/min/max/mean and
  * histogram percentiles within the relative error gz_stats.h promises. */
+#include "gz_check.h"
 #include "gz_stats.h"
 
 #include <math.h>
 #include <stdio.h>
 
-#define CHECK_U64(a, b)                                                                            \
-    do {                                                                                           \
-        unsigned long long a_ = (a), b_ = (b);                                                     \
-        if (a_ != b_) {                                                                            \
-            fprintf(stderr, "%s:%d: %s == %s: %llu != %llu\n", __FILE__, __LINE__, #a, #b, a_,     \
-                    b_);                                                                           \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: %s is false\n", __FILE__, __LINE__, #cond);                    \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
-
-/* got is within the promised relative error of want:
- * |got - want| <= want / 2^(GZ_STATS_SUB_BITS + 1). */
 #define CHECK_REL(got, want)                                                                       \
     do {                                                                                           \
         unsigned long long g_ = (got), w_ = (want);                                                \
@@ -205,13 +186,6 @@ static int test_saturation(void)
     CHECK_U64(s.count, UINT64_MAX);
     CHECK_U64(s.min_ns, 1);
     return 0;
-}
-
-static int run(const char *name, int (*fn)(void))
-{
-    int failed = fn();
-    printf("%s %s\n", failed ? "FAIL" : "ok  ", name);
-    return failed;
 }
 
 int main(void)
