@@ -137,14 +137,18 @@ struct gz_vk_device {
     uint32_t free_chunks[GZ_VK_LABEL_CHUNKS];
     uint32_t nfree_chunks;
 
-    uint64_t last_calibration_ns;
-    bool needs_calibration; /* a queue appeared since the last sample */
+    uint64_t last_calibration_ns; /* the worker's periodic samples */
 };
 
 /* vk_device.c */
 bool gz_vk_label_chunk_alloc(gz_vk_device *dev, uint32_t *chunk);
 void gz_vk_label_chunk_free(gz_vk_device *dev, uint32_t chunk);
+/* The worker's periodic samples, sent to every queue's track. */
 void gz_vk_calibrate(gz_vk_device *dev, bool force);
+/* One sample for one new track, from the thread creating it: it reaches
+ * the queue before any zone of the track can. */
+void gz_vk_calibrate_track(gz_vk_device *dev, uint16_t track);
+bool gz_vk_can_calibrate(const gz_vk_device *dev);
 
 /* vk_cmdbuf.c */
 void gz_vk_recording_unref(gz_vk_device *dev, gz_vk_recording *rec);

@@ -13,9 +13,7 @@
 static void collect_hook(void *user, bool final)
 {
     gz_vk_device *dev = user;
-    /* Calibrate before reading back, so a new queue's first zones already
-     * have a sample ahead of them in the queue. */
-    gz_vk_calibrate(dev, final || __atomic_load_n(&dev->needs_calibration, __ATOMIC_ACQUIRE));
+    gz_vk_calibrate(dev, final);
     pthread_mutex_lock(&dev->lock);
     uint32_t n = dev->nqueues;
     pthread_mutex_unlock(&dev->lock);
@@ -140,10 +138,8 @@ gz_vk_queue *gz_vk_queue_get(gz_vk_device *dev, VkQueue handle, uint32_t family,
             q = dev->queues[i];
     if (!q && dev->nqueues < GZ_VK_MAX_QUEUES) {
         q = gz_vk_queue_new(dev, handle, family, index);
-        if (q) {
+        if (q)
             dev->queues[dev->nqueues++] = q;
-            __atomic_store_n(&dev->needs_calibration, true, __ATOMIC_RELEASE);
-        }
     }
     pthread_mutex_unlock(&dev->lock);
     return q;
@@ -175,38 +171,54 @@ static bool read_calibrated(void *user, gz_calib_pair *out)
     return true;
 }
 
+static bool sample(gz_vk_device *dev, gz_calib_pair *best)
+{
+    if (gz_calib_sample_best(read_calibrated, dev, CALIBRATION_TRIES, CALIBRATION_GOOD_NS, best))
+        return true;
+    static int once;
+    gz_log_once(&once, "vkGetCalibratedTimestampsEXT failed on %s; using submission bounds "
+                       "instead",
+                dev->info.device_name);
+    return false;
+}
+
+static void emit_sample(uint16_t track, const gz_calib_pair *p)
+{
+    /* p->gpu_ns holds raw device ticks: the worker converts them with the
+     * track's period like any other timestamp. */
+    gz_item it = {.type = GZ_ITEM_CALIB,
+                  .flags = GZ_CALIB_CALIBRATED,
+                  .track = track,
+                  .calib = {.ticks = p->gpu_ns, .host_ns = p->host_ns, .deviation_ns = p->deviation_ns}};
+    if (track)
+        gz_emit(&it);
+}
+
+bool gz_vk_can_calibrate(const gz_vk_device *dev)
+{
+    return dev->info.fns.GetCalibratedTimestampsEXT && dev->info.host_domain;
+}
+
+void gz_vk_calibrate_track(gz_vk_device *dev, uint16_t track)
+{
+    gz_calib_pair best;
+    if (gz_vk_can_calibrate(dev) && sample(dev, &best))
+        emit_sample(track, &best);
+}
+
 void gz_vk_calibrate(gz_vk_device *dev, bool force)
 {
-    if (!dev->info.fns.GetCalibratedTimestampsEXT || !dev->info.host_domain || dev->lost)
+    if (!gz_vk_can_calibrate(dev) || dev->lost)
         return;
     uint64_t now = gz_host_now_ns();
     if (!force && now - dev->last_calibration_ns < CALIBRATION_PERIOD_NS)
         return;
     dev->last_calibration_ns = now;
-    __atomic_store_n(&dev->needs_calibration, false, __ATOMIC_RELEASE);
     gz_calib_pair best;
-    if (!gz_calib_sample_best(read_calibrated, dev, CALIBRATION_TRIES, CALIBRATION_GOOD_NS,
-                              &best)) {
-        static int once;
-        gz_log_once(&once, "vkGetCalibratedTimestampsEXT failed on %s; using submission "
-                           "bounds instead",
-                    dev->info.device_name);
+    if (!sample(dev, &best))
         return;
-    }
-    /* best.gpu_ns holds raw device ticks: the worker converts them with the
-     * track's period like any other timestamp. */
     pthread_mutex_lock(&dev->lock);
-    for (uint32_t i = 0; i < dev->nqueues; i++) {
-        gz_vk_queue *q = dev->queues[i];
-        if (!q->track)
-            continue;
-        gz_item it = {.type = GZ_ITEM_CALIB,
-                      .flags = GZ_CALIB_CALIBRATED,
-                      .track = q->track,
-                      .calib = {.ticks = best.gpu_ns,
-                                .host_ns = best.host_ns,
-                                .deviation_ns = best.deviation_ns}};
-        gz_emit(&it);
-    }
+    for (uint32_t i = 0; i < dev->nqueues; i++)
+        emit_sample(dev->queues[i]->track, &best);
     pthread_mutex_unlock(&dev->lock);
 }

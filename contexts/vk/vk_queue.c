@@ -44,6 +44,7 @@ gz_vk_queue *gz_vk_queue_new(gz_vk_device *dev, VkQueue handle, uint32_t family,
     }
     default_name(q, q->name, sizeof q->name);
     q->track = gz_track_new(GZ_API_VULKAN, q->name, dev->info.timestamp_period, q->valid_bits, 0);
+    gz_vk_calibrate_track(dev, q->track);
     return q;
 }
 
@@ -616,7 +617,7 @@ gz_vk_submit *gz_vk_submit_begin(gz_vk_queue *q, uint32_t call_name)
         pthread_mutex_unlock(&q->lock);
         return NULL;
     }
-    if (!q->dev->info.fns.GetCalibratedTimestampsEXT || !q->dev->info.host_domain)
+    if (!gz_vk_can_calibrate(q->dev))
         sync_point(q);
     gz_vk_submit *s = &q->submit;
     *s = (gz_vk_submit){.q = q, .name = call_name, .submit_ns = gz_host_now_ns()};

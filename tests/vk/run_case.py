@@ -1,0 +1,840 @@
+#!/usr/bin/env python3
+"""Runs a Vulkan test program under the gpuzones layer and checks its trace.
+
+Case mode (a gz-test-vk case, compared with the program's truth file):
+    run_case.py --program gz-test-vk --case NAME --layer-dir DIR
+                [--validation above|below] [--no-layer] [--slack-us 50]
+
+Sample mode (the compute sample, no truth file):
+    run_case.py --sample gz-sample-vk-compute --sample-test not-enabled|enabled|kill
+                --layer-dir DIR
+    run_case.py --sample gz-sample-vk-compute --sample-test implicit
+                --implicit-manifest FILE
+
+Exit status 0 when every check passed, 1 when a check failed, 2 when the
+program could not be run.  Python 3 standard library only.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gztrace  # noqa: E402
+
+LAYER = "VK_LAYER_GPUZONES_timing"
+VALIDATION = "VK_LAYER_KHRONOS_validation"
+LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
+
+# How far a GPU zone may lie outside the host-time window of its submission
+# (after the host's CLOCK_MONOTONIC read just before vkQueueSubmit*, before
+# the one just after the wait that saw it complete).  On lavapipe the device
+# clock *is* CLOCK_MONOTONIC, so 0 would be right there; 50 us leaves room
+# for a calibrated device clock whose pairs have some maxDeviation.
+DEFAULT_GPU_SLACK_NS = 50_000
+
+# CPU zones come from the same clock as the truth; only rounding to whole
+# nanoseconds can separate them.
+CPU_SLACK_NS = 1
+
+# The flow end sits at the start of the GPU submission zone.
+FLOW_TS_TOLERANCE_NS = 1
+
+# Known workload: label zone duration vs CPU-measured submit-to-done time.
+WORKLOAD_TOLERANCE = 0.25
+
+RUN_TIMEOUT_S = 60
+
+# Environment that would change which layers load; the runner sets its own.
+SCRUB_ENV = ("GZ_TEST_APP_LAYERS", "VK_INSTANCE_LAYERS", "VK_LAYER_PATH", "VK_ADD_LAYER_PATH", "VK_LOADER_LAYERS_ENABLE",
+             "VK_LOADER_LAYERS_DISABLE", "VK_LOADER_DEBUG", "VK_LAYER_ENABLES", "VK_LAYER_DISABLES",
+             "VK_DRIVER_FILES", "VK_ADD_DRIVER_FILES", "VK_IMPLICIT_LAYER_PATH")
+
+# A loader warning every run that sets VK_INSTANCE_LAYERS gets; it is about
+# the environment, not the program.
+BENIGN_MESSAGES = (re.compile(r"env var '\w+' defined and adding layers"),)
+
+
+class Checks:
+    """Collects failures instead of stopping at the first."""
+
+    def __init__(self):
+        self.errors = []
+        self.notes = []
+        self.counts = {}
+
+    def fail(self, msg):
+        self.errors.append(msg)
+
+    def note(self, msg):
+        self.notes.append(msg)
+
+    def expect(self, cond, msg):
+        if not cond:
+            self.fail(msg)
+        return cond
+
+    def count(self, key, n=1):
+        self.counts[key] = self.counts.get(key, 0) + n
+
+
+def us(ns):
+    return "%.3f us" % (ns / 1000.0)
+
+
+# ---- running ------------------------------------------------------------------
+
+
+def base_env(args, tmp):
+    env = {k: v for k, v in os.environ.items() if k not in SCRUB_ENV and not k.startswith("GPUZONES_")}
+    env["VK_ICD_FILENAMES"] = args.icd
+    env.setdefault("XDG_RUNTIME_DIR", tmp)
+    return env
+
+
+def layer_env(args, tmp, trace, enable_layer=True):
+    """Environment for a run: our layer (explicit manifest on
+    VK_ADD_LAYER_PATH), optionally the validation layer above or below it,
+    and loader layer logging so the chain can be checked.
+
+    Without validation our layer is enabled the way users do it,
+    VK_INSTANCE_LAYERS.  With validation the program enables the layers
+    itself (GZ_TEST_APP_LAYERS, see vkt_vulkan.c), because measured here the
+    loader (1.3.239) ignores the order VK_INSTANCE_LAYERS lists them in and
+    always chains our layer above validation; ppEnabledLayerNames keeps its
+    order, first entry nearest the application."""
+    env = base_env(args, tmp)
+    layers = []
+    if enable_layer:
+        env["VK_ADD_LAYER_PATH"] = os.path.abspath(args.layer_dir)
+        layers.append(LAYER)
+    if args.validation:
+        # "above": validation between the app and our layer (it checks the
+        # app's calls as the app made them); "below": between our layer and
+        # the driver (it also checks the layer's own commands).
+        if args.validation == "above":
+            layers.insert(0, VALIDATION)
+        else:
+            layers.append(VALIDATION)
+        env["GZ_TEST_APP_LAYERS"] = ":".join(layers)
+    elif layers:
+        env["VK_INSTANCE_LAYERS"] = ":".join(layers)
+    if layers:
+        env["VK_LOADER_DEBUG"] = "layer"
+    env["GPUZONES_OUTPUT"] = trace
+    return env
+
+
+def run(cmd, env, cwd, timeout=RUN_TIMEOUT_S):
+    try:
+        p = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        print("FAIL: %s did not finish within %d s" % (" ".join(cmd), timeout))
+        sys.exit(1)
+    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+
+def tail(text, n=40):
+    lines = [l for l in text.splitlines() if not l.startswith("LAYER:")]
+    return "\n".join(lines[-n:])
+
+
+# ---- layer loading -------------------------------------------------------------
+
+
+def callstacks(stderr):
+    """VK_LOADER_DEBUG=layer prints each chain as "vkCreateInstance layer
+    callstack setup to:" then the layers from the application down.  Returns
+    [(kind, [layer names])]."""
+    stacks = []
+    current = None
+    for line in stderr.splitlines():
+        m = re.search(r"(vkCreateInstance|vkCreateDevice) layer callstack setup to:", line)
+        if m:
+            current = (m.group(1), [])
+            stacks.append(current)
+            continue
+        if current is None:
+            continue
+        body = line[len("LAYER:"):].strip() if line.startswith("LAYER:") else None
+        if body is None:
+            current = None
+        elif body == "<Device>" or body.startswith("<Physical Device") or body.startswith("<Drivers>"):
+            current = None
+        elif re.fullmatch(r"VK_LAYER_\w+", body):
+            current[1].append(body)
+    return stacks
+
+
+def check_layer_order(ck, stderr, want_layer, validation):
+    stacks = callstacks(stderr)
+    kinds = {k for k, _ in stacks}
+    if not ck.expect("vkCreateInstance" in kinds and "vkCreateDevice" in kinds,
+                     "loader did not print the layer callstacks (VK_LOADER_DEBUG=layer)"):
+        return
+    for kind, layers in stacks:
+        if want_layer:
+            ck.expect(LAYER in layers, "%s chain lacks %s: %s" % (kind, LAYER, layers))
+        else:
+            ck.expect(LAYER not in layers, "%s chain has %s although it is not enabled" % (kind, LAYER))
+        if validation:
+            if not ck.expect(VALIDATION in layers, "%s chain lacks %s: %s" % (kind, VALIDATION, layers)):
+                continue
+            if want_layer and LAYER in layers:
+                above = layers.index(VALIDATION) < layers.index(LAYER)
+                ck.expect(above == (validation == "above"),
+                          "%s chain has validation %s the layer, wanted %s: %s"
+                          % (kind, "above" if above else "below", validation, layers))
+
+
+def check_messages(ck, truth, validation):
+    """The program's debug-utils messenger saw every message: validation must
+    have announced itself (so it really ran) and nobody may have complained."""
+    msgs = truth.get("messages", [])
+    if validation:
+        active = [m for m in msgs if m["id"] == "UNASSIGNED-khronos-validation-createinstance-status-message"
+                  or "Khronos Validation Layer Active" in m["text"]]
+        ck.expect(len(active) >= truth["instances"],
+                  "validation was requested but announced itself to %d of %d instances"
+                  % (len(active), truth["instances"]))
+        ck.expect(any('Inserted device layer "%s"' % VALIDATION in m["text"] for m in msgs),
+                  "the loader did not report inserting %s into a device chain" % VALIDATION)
+    if truth.get("messages_total", 0) > len(msgs):
+        ck.note("the program kept %d of %d messages" % (len(msgs), truth["messages_total"]))
+    for m in msgs:
+        if m["severity"] not in ("warning", "error"):
+            continue
+        if any(p.search(m["text"]) for p in BENIGN_MESSAGES):
+            continue
+        ck.fail("%s message %s: %s" % (m["severity"], m["id"], m["text"][:600]))
+
+
+# ---- generic trace checks -----------------------------------------------------------
+
+
+def check_generic(ck, t, pid, require_complete=True):
+    """Everything TRACE_FORMAT.md says about any trace."""
+    if require_complete:
+        ck.expect(t.complete, "the trace array is not closed although the program exited cleanly")
+        for e in t.shape_errors:
+            ck.fail("file shape: " + e)
+        if t.complete:
+            ck.expect(gztrace.strict_parse_ok(t.path), "the complete file is not valid JSON as a whole")
+    for e in t.time_errors:
+        ck.fail("time format: " + e)
+
+    if pid is not None:
+        wrong = [e for e in t.events if "pid" in e and e["pid"] != pid]
+        ck.expect(not wrong, "%d events have a pid other than %d, e.g. line %s"
+                  % (len(wrong), pid, wrong[0]["_line"] if wrong else "-"))
+    ck.expect(t.process_names(), "no process_name metadata event")
+
+    names = t.thread_names()
+    sort_idx = t.sort_indices()
+    for e in t.events:
+        ph = e.get("ph")
+        if ph is None:
+            ck.fail("line %d: event without ph" % e["_line"])
+            continue
+        if "tid" in e and (not isinstance(e["tid"], int) or isinstance(e["tid"], bool)):
+            ck.fail("line %d: tid %r is not an integer" % (e["_line"], e["tid"]))
+        if ph == "X":
+            check_x_event(ck, e)
+        if ph in ("s", "f"):
+            ck.expect(e.get("cat") == "flow" and "id" in e and "_ts" in e,
+                      "line %d: flow event without cat flow, id or ts" % e["_line"])
+            if ph == "f":
+                ck.expect(e.get("bp") == "e", "line %d: flow end without \"bp\":\"e\"" % e["_line"])
+    for tid in t.tids():
+        ck.expect(tid in names, "track %s has zones but no thread_name" % tid)
+        for err in t.nesting_errors(tid):
+            ck.fail("nesting: " + err)
+        for err in t.parents_first_errors(tid):
+            ck.fail("order: " + err)
+    for tid in t.gpu_tracks():
+        ck.expect(tid in sort_idx, "GPU track %s (%s) has no thread_sort_index" % (tid, names.get(tid)))
+    check_calibration(ck, t)
+
+
+def check_x_event(ck, e):
+    line = e["_line"]
+    if "_ts" not in e or "_dur" not in e:
+        ck.fail("line %d: X event without ts or dur" % line)
+        return
+    ck.expect(e["_dur"] >= 0, "line %d: negative duration %s" % (line, gztrace.describe(e)))
+    ck.expect(isinstance(e.get("name"), str), "line %d: X event without a name" % line)
+    cat = e.get("cat")
+    tid = e.get("tid")
+    if cat == "gpu":
+        ck.expect(isinstance(tid, int) and tid >= gztrace.GPU_TID_BASE,
+                  "line %d: GPU zone on tid %r below 2^30" % (line, tid))
+        level = e.get("args", {}).get("level")
+        ck.expect(level in gztrace.LEVELS, "line %d: GPU zone level %r" % (line, level))
+    elif cat == "cpu":
+        ck.expect(isinstance(tid, int) and tid < gztrace.GPU_TID_BASE,
+                  "line %d: CPU zone on GPU-range tid %r" % (line, tid))
+    else:
+        ck.fail("line %d: X event with cat %r" % (line, cat))
+
+
+def check_calibration(ck, t):
+    cal = t.calibration_events()
+    if not t.gpu_zones():
+        return
+    if not ck.expect(cal, "GPU zones but no calibration event"):
+        return
+    keys = ("method", "max_deviation_ns", "offset_ns", "samples", "period_ns", "valid_bits")
+    for e in cal:
+        missing = [k for k in keys if k not in e.get("args", {})]
+        ck.expect(not missing, "line %d: calibration event lacks %s" % (e["_line"], missing))
+        ck.expect(isinstance(e.get("tid"), int) and e["tid"] >= gztrace.GPU_TID_BASE,
+                  "line %d: calibration event not on a GPU track" % e["_line"])
+
+
+def check_totals(ck, t):
+    tot = t.totals()
+    if not ck.expect(tot is not None, "no gpuzones_totals event"):
+        return
+    ck.expect(tot is t.events[-1], "gpuzones_totals is not the last event")
+    a = tot.get("args", {})
+    for k in ("zones_written", "zones_dropped", "items_dropped"):
+        ck.expect(k in a, "gpuzones_totals lacks %s" % k)
+    ck.expect(a.get("zones_dropped") == 0, "zones were dropped: %s" % a)
+    ck.expect(a.get("items_dropped") == 0, "items were dropped: %s" % a)
+
+
+# ---- checks against the truth ---------------------------------------------------------
+
+
+def gpu_api_names(api):
+    # TRACE_FORMAT.md names submit zones vkQueueSubmit or vkQueueSubmit2; it
+    # does not say what vkQueueSubmit2KHR gives, so both spellings pass.
+    return {api, "vkQueueSubmit2"} if api == "vkQueueSubmit2KHR" else {api}
+
+
+def in_window(z, lo, hi, slack):
+    return z["_ts"] >= lo - slack and z["_end"] <= hi + slack
+
+
+def map_queues(ck, t, truth, slack):
+    """truth queue key -> (queue track tid, label track tid or None)."""
+    names = t.thread_names()
+    by_name = {}
+    for tid, n in names.items():
+        by_name.setdefault(n, []).append(tid)
+    gpu = set(t.gpu_tracks())
+    out = {}
+    unnamed = []
+    for q in truth["queues"]:
+        if q["name"]:
+            tids = [x for x in by_name.get(q["name"], []) if x in gpu]
+            if ck.expect(len(tids) == 1, "queue %d: %d tracks named %r" % (q["key"], len(tids), q["name"])):
+                out[q["key"]] = tids[0]
+        else:
+            unnamed.append(q)
+    taken = set(out.values())
+    for q in unnamed:
+        prefix = "VkQueue %d.%d " % (q["family"], q["index"])
+        cands = [x for x in gpu if x not in taken and isinstance(names.get(x), str)
+                 and names[x].startswith(prefix) and not names[x].endswith(" labels")]
+        calls = [c for c in truth["calls"] if c["queue"] == q["key"]]
+        best, score = None, -1
+        for tid in cands:  # the track whose submit zones fall in this queue's windows
+            subs = t.gpu_zones(tid=tid, level="submit")
+            s = sum(1 for c in calls
+                    if any(in_window(z, c["host_submit_ns"], c["host_done_ns"], slack) for z in subs))
+            if s > score:
+                best, score = tid, s
+        if ck.expect(best is not None, "queue %d: no track named %r..." % (q["key"], prefix)):
+            out[q["key"]] = best
+            taken.add(best)
+            if q["device_name"] not in names[best]:
+                ck.note("track name %r does not contain the device name %r" % (names[best], q["device_name"]))
+    result = {}
+    for key, tid in out.items():
+        label_tids = [x for x in by_name.get("%s labels" % names[tid], []) if x in gpu]
+        result[key] = (tid, label_tids[0] if label_tids else None)
+    return result
+
+
+def expected_batches(truth, key):
+    out = []
+    for c in truth["calls"]:
+        if c["queue"] == key:
+            for b, batch in enumerate(c["batches"]):
+                out.append((c, b, batch))
+    return out
+
+
+def match_submits(ck, t, truth, key, tid, slack):
+    """Pairs each expected batch with its submit zone.  The queue runs batches
+    in submission order, so with equal counts they pair by order; otherwise
+    each batch takes the earliest unused zone inside its window."""
+    zones = [z for z in t.track_order(tid) if z.get("args", {}).get("level") == "submit"]
+    exp = expected_batches(truth, key)
+    pairs = []
+    if len(zones) == len(exp):
+        pairs = list(zip(exp, zones))
+    else:
+        ck.fail("queue %d: %d submit zones on track %s, expected %d" % (key, len(zones), tid, len(exp)))
+        used = set()
+        for c, b, batch in exp:
+            hit = None
+            for i, z in enumerate(zones):
+                if i not in used and z.get("args", {}).get("batch") == b and \
+                        in_window(z, c["host_submit_ns"], c["host_done_ns"], slack):
+                    hit = i
+                    break
+            if hit is None:
+                ck.fail("call %d (%s) batch %d: no submit zone inside its host window" % (c["index"], c["api"], b))
+            else:
+                used.add(hit)
+                pairs.append(((c, b, batch), zones[hit]))
+        for i, z in enumerate(zones):
+            if i not in used:
+                ck.fail("queue %d: unexpected %s" % (key, gztrace.describe(z)))
+    return pairs
+
+
+def check_submit_zone(ck, t, c, b, batch, z, slack):
+    where = "call %d (%s) batch %d" % (c["index"], c["api"], b)
+    args = z.get("args", {})
+    ck.expect(z["name"] in gpu_api_names(c["api"]), "%s: submit zone named %r" % (where, z["name"]))
+    ck.expect(args.get("batch") == b, "%s: args.batch is %r" % (where, args.get("batch")))
+    ck.expect(args.get("cmdbufs") == len(batch["cmdbufs"]),
+              "%s: args.cmdbufs is %r, expected %d" % (where, args.get("cmdbufs"), len(batch["cmdbufs"])))
+    ck.expect(z["_dur"] > 0, "%s: submit zone has no duration" % where)
+    early = c["host_submit_ns"] - z["_ts"]
+    late = z["_end"] - c["host_done_ns"]
+    ck.expect(early <= slack, "%s: GPU submit zone starts %s before the host called %s"
+              % (where, us(early), c["api"]))
+    ck.expect(late <= slack, "%s: GPU submit zone ends %s after the host saw it complete" % (where, us(late)))
+    ck.count("submit zones")
+
+    kids = t.children(z)
+    names = [k["name"] for k in kids]
+    levels = {k.get("args", {}).get("level") for k in kids}
+    ck.expect(levels <= {"cmdbuf"}, "%s: zones of level %s inside the submit zone" % (where, levels - {"cmdbuf"}))
+    ck.expect(names == batch["cmdbufs"], "%s: command buffer zones %s, expected %s"
+              % (where, names, batch["cmdbufs"]))
+    for k in kids:
+        ck.expect(k["_dur"] > 0, "%s: %s has no duration" % (where, gztrace.describe(k)))
+        ck.count("cmdbuf zones")
+
+
+def cpu_names(api):
+    return {api, "vkQueueSubmit2"} if api == "vkQueueSubmit2KHR" else {api}
+
+
+def check_cpu_and_flows(ck, t, c, submit_zones, flows):
+    """The CPU vkQueueSubmit* zone of the call, and one flow from inside it to
+    the start of each batch's GPU submit zone."""
+    where = "call %d (%s)" % (c["index"], c["api"])
+    cands = [z for z in t.cpu_zones(tid=c["tid"]) if z["name"] in cpu_names(c["api"])
+             and z["_ts"] >= c["host_submit_ns"] - CPU_SLACK_NS and z["_end"] <= c["host_return_ns"] + CPU_SLACK_NS]
+    if not ck.expect(len(cands) == 1, "%s: %d CPU %s zones on thread %d inside the call"
+                     % (where, len(cands), c["api"], c["tid"])):
+        return
+    cpu = cands[0]
+    ck.count("cpu submit zones")
+    seen = set()
+    for b, z in submit_zones:
+        ends = [(fid, f) for fid, fl in flows.items() for f in fl["f"]
+                if f.get("tid") == z["tid"] and abs(f["_ts"] - z["_ts"]) <= FLOW_TS_TOLERANCE_NS]
+        ok = False
+        for fid, f in ends:
+            starts = [s for s in flows[fid]["s"] if s.get("tid") == c["tid"]
+                      and cpu["_ts"] <= s["_ts"] <= cpu["_end"]]
+            if starts and fid not in seen:
+                seen.add(fid)
+                ok = True
+                break
+        if ck.expect(ok, "%s batch %d: no flow from the CPU zone %s to the GPU zone %s"
+                     % (where, b, gztrace.describe(cpu), gztrace.describe(z))):
+            ck.count("flows")
+
+
+WAIT_ZONE = {"fence": "vkWaitForFences", "queue_idle": "vkQueueWaitIdle"}
+
+
+def check_wait_zone(ck, t, c):
+    name = WAIT_ZONE.get(c["wait"])
+    if name is None:  # vkWaitSemaphores is not among the documented CPU zones
+        return
+    hits = [z for z in t.cpu_zones(name=name) if z["_ts"] >= c["host_return_ns"] - CPU_SLACK_NS
+            and z["_end"] <= c["host_done_ns"] + CPU_SLACK_NS]
+    if ck.expect(hits, "call %d: no CPU %s zone between its return and its completion" % (c["index"], name)):
+        ck.count("cpu wait zones")
+
+
+def check_labels(ck, t, truth, key, label_tid, slack):
+    exp = [l for l in truth["labels"] if l["queue"] == key and l["begin_call"] >= 0 and l["end_call"] >= 0]
+    calls = truth["calls"]
+    if label_tid is None:
+        ck.expect(not exp, "queue %d: %d labels expected but no '... labels' track" % (key, len(exp)))
+        return {}
+    t.build_tree(label_tid)
+    got = t.track_order(label_tid)
+    other = [z for z in got if z.get("args", {}).get("level") != "label"]
+    ck.expect(not other, "queue %d: non-label zones on the labels track: %s"
+              % (key, [gztrace.describe(z) for z in other[:3]]))
+    got = [z for z in got if z.get("args", {}).get("level") == "label"]
+    got_names = [z["name"] for z in got]
+    exp_names = [l["name"] for l in exp]
+    if not ck.expect(got_names == exp_names, "queue %d: label zones (by start) %s, expected %s"
+                     % (key, got_names[:40], exp_names[:40])):
+        return {}
+    pos_of_id = {l["id"]: i for i, l in enumerate(exp)}
+    pos_of_zone = {id(z): i for i, z in enumerate(got)}
+    by_id = {}
+    for i, (l, z) in enumerate(zip(exp, got)):
+        by_id[l["id"]] = z
+        want_parent = pos_of_id.get(l["parent"]) if l["parent"] >= 0 else None
+        p = z.get("_parent")
+        have_parent = pos_of_zone.get(id(p)) if p is not None else None
+        ck.expect(want_parent == have_parent, "label %r (#%d): nested in %s, expected in %s"
+                  % (l["name"], i, got[have_parent]["name"] if have_parent is not None else "nothing",
+                     exp[want_parent]["name"] if want_parent is not None else "nothing"))
+        ck.expect(z["_dur"] > 0, "label %s has no duration" % gztrace.describe(z))
+        lo = calls[l["begin_call"]]["host_submit_ns"]
+        hi = calls[l["end_call"]]["host_done_ns"]
+        ck.expect(z["_ts"] >= lo - slack, "label %r starts %s before its first submission"
+                  % (l["name"], us(lo - z["_ts"])))
+        ck.expect(z["_end"] <= hi + slack, "label %r ends %s after its last submission completed"
+                  % (l["name"], us(z["_end"] - hi)))
+        ck.count("label zones")
+    return by_id
+
+
+def check_workload(ck, truth, labels_by_id):
+    w = truth.get("workload")
+    if not w:
+        return
+    label = [l for l in truth["labels"] if l["name"] == w["label"] and l["begin_call"] == w["call"]]
+    if not ck.expect(len(label) == 1 and label[0]["id"] in labels_by_id,
+                     "workload label %r not found in the trace" % w["label"]):
+        return
+    z = labels_by_id[label[0]["id"]]
+    host = w["host_ns"]
+    err = abs(z["_dur"] - host) / host
+    ck.note("workload: label zone %s, CPU submit-to-done %s (%.1f%% apart)" % (us(z["_dur"]), us(host), err * 100))
+    ck.expect(err <= WORKLOAD_TOLERANCE, "workload label zone lasts %s, the CPU measured %s: more than %d%% apart"
+              % (us(z["_dur"]), us(host), WORKLOAD_TOLERANCE * 100))
+
+
+def check_against_truth(ck, t, truth, slack):
+    queues = map_queues(ck, t, truth, slack)
+    flows = t.flows()
+    labels_by_id = {}
+    used_tracks = set()
+    for q in truth["queues"]:
+        key = q["key"]
+        if key not in queues:
+            continue
+        tid, label_tid = queues[key]
+        used_tracks.update({tid, label_tid})
+        t.build_tree(tid)
+        per_call = {}
+        for (c, b, batch), z in match_submits(ck, t, truth, key, tid, slack):
+            check_submit_zone(ck, t, c, b, batch, z, slack)
+            per_call.setdefault(c["index"], []).append((b, z))
+        for c in truth["calls"]:
+            if c["queue"] == key:
+                check_cpu_and_flows(ck, t, c, per_call.get(c["index"], []), flows)
+                check_wait_zone(ck, t, c)
+        bad = [z for z in t.gpu_zones(tid=tid) if z.get("args", {}).get("level") == "label"]
+        ck.expect(not bad, "queue %d: label zones on the queue track, e.g. %s"
+                  % (key, gztrace.describe(bad[0]) if bad else ""))
+        labels_by_id.update(check_labels(ck, t, truth, key, label_tid, slack))
+    extra = [x for x in t.gpu_tracks() if x not in used_tracks and t.gpu_zones(tid=x)]
+    ck.expect(not extra, "GPU zones on tracks that belong to no queue of the program: %s"
+              % [t.thread_names().get(x, x) for x in extra])
+    check_workload(ck, truth, labels_by_id)
+
+
+# ---- modes -----------------------------------------------------------------------------------
+
+
+def finish(ck, title, tmp, keep):
+    for n in ck.notes:
+        print("note: " + n)
+    if ck.counts:
+        print("checked: " + ", ".join("%d %s" % (v, k) for k, v in sorted(ck.counts.items())))
+    if ck.errors:
+        for e in ck.errors[:60]:
+            print("FAIL: " + e)
+        if len(ck.errors) > 60:
+            print("FAIL: ... and %d more" % (len(ck.errors) - 60))
+        print("%s: FAILED (%d problems); files kept in %s" % (title, len(ck.errors), tmp))
+        return 1
+    print("%s: PASS" % title)
+    if not keep:
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        print("files kept in %s" % tmp)
+    return 0
+
+
+def load_truth(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def mode_case(args):
+    tmp = tempfile.mkdtemp(prefix="gz-vk-%s-" % args.case)
+    trace = os.path.join(tmp, "trace.json")
+    truth_path = os.path.join(tmp, "truth.json")
+    want_layer = not args.no_layer
+    env = layer_env(args, tmp, trace, enable_layer=want_layer)
+    cmd = [os.path.abspath(args.program), "--case", args.case, "--truth", truth_path]
+    if args.count:
+        cmd += ["--count", str(args.count)]
+    title = "vk case %s%s%s" % (args.case, " (validation %s)" % args.validation if args.validation else "",
+                                " (no layer)" if args.no_layer else "")
+    rc, out, err = run(cmd, env, tmp)
+    with open(os.path.join(tmp, "stderr.txt"), "w") as f:
+        f.write(err)
+    if rc != 0:
+        print(out + tail(err))
+        print("%s: FAILED: the program exited with status %d; files kept in %s" % (title, rc, tmp))
+        return 2 if rc == 2 and not want_layer else 1
+    ck = Checks()
+    truth = load_truth(truth_path)
+    ck.expect(truth.get("program_errors", 0) == 0, "the program reports mistakes of its own")
+    if want_layer or args.validation:
+        check_layer_order(ck, err, want_layer, args.validation)
+    check_messages(ck, truth, args.validation)
+    for line in err.splitlines():
+        if line.startswith("gpuzones:"):
+            ck.note("layer said: " + line)
+    if not want_layer:
+        ck.expect(not os.path.exists(trace), "a trace was written without the layer")
+        return finish(ck, title, tmp, args.keep)
+    try:
+        t = gztrace.load(trace)
+    except (OSError, gztrace.TraceError) as e:
+        ck.fail("cannot load the trace: %s" % e)
+        return finish(ck, title, tmp, True)
+    check_generic(ck, t, truth["pid"])
+    check_totals(ck, t)
+    check_against_truth(ck, t, truth, args.slack_us * 1000)
+    return finish(ck, title, tmp, args.keep)
+
+
+# ---- sample modes ---------------------------------------------------------------------------
+
+
+def sample_not_enabled(args, tmp):
+    """Installed (manifest on VK_ADD_LAYER_PATH) but not enabled: no trace, and
+    the program prints exactly what it prints without the layer around."""
+    ck = Checks()
+    exe = os.path.abspath(args.sample)
+    plain_dir = os.path.join(tmp, "plain")
+    inst_dir = os.path.join(tmp, "installed")
+    os.makedirs(plain_dir)
+    os.makedirs(inst_dir)
+    trace = os.path.join(inst_dir, "trace.json")
+    rc0, out0, err0 = run([exe], base_env(args, tmp), plain_dir)
+    env = base_env(args, tmp)
+    env["VK_ADD_LAYER_PATH"] = os.path.abspath(args.layer_dir)
+    env["GPUZONES_OUTPUT"] = trace
+    rc1, out1, err1 = run([exe], env, inst_dir)
+    ck.expect(rc0 == 0, "the sample failed without the layer (status %d): %s" % (rc0, tail(err0, 10)))
+    ck.expect(rc1 == rc0, "exit status %d with the layer installed, %d without" % (rc1, rc0))
+    ck.expect(out1 == out0, "stdout differs:\n--- without\n%s--- installed\n%s" % (out0, out1))
+    ck.expect(err1 == err0, "stderr differs:\n--- without\n%s--- installed\n%s" % (err0, err1))
+    ck.expect(not os.path.exists(trace), "a trace file was written although the layer is not enabled")
+    stray = [f for f in os.listdir(inst_dir) if f.startswith("gpuzones")]
+    ck.expect(not stray, "files written in the working directory: %s" % stray)
+    # prove the manifest was really visible to the loader, else this test
+    # would pass with a broken layer directory
+    env["VK_LOADER_DEBUG"] = "layer"
+    rc2, _, err2 = run([exe], env, inst_dir)
+    manifest = os.path.join(os.path.abspath(args.layer_dir), "VkLayer_gpuzones_timing.json")
+    ck.expect(manifest in err2, "the loader never looked at %s" % manifest)
+    ck.expect(not any(LAYER in layers for _, layers in callstacks(err2)), "the layer was in a call chain")
+    return ck
+
+
+def sample_enabled(args, tmp):
+    """Enabled: the trace has the sample's zones and the output is unchanged."""
+    ck = Checks()
+    exe = os.path.abspath(args.sample)
+    trace = os.path.join(tmp, "trace.json")
+    rc0, out0, _ = run([exe, "--frames", "5"], base_env(args, tmp), tmp)
+    rc, out, err = run([exe, "--frames", "5"], layer_env(args, tmp, trace), tmp)
+    ck.expect(rc0 == 0 and rc == 0, "sample exit status %d without / %d with the layer: %s" % (rc0, rc, tail(err, 10)))
+    ck.expect(out == out0, "stdout differs with the layer:\n%s---\n%s" % (out0, out))
+    check_layer_order(ck, err, True, None)
+    try:
+        t = gztrace.load(trace)
+    except (OSError, gztrace.TraceError) as e:
+        ck.fail("cannot load the trace: %s" % e)
+        return ck
+    check_generic(ck, t, None)
+    check_totals(ck, t)
+    cmdbufs = {z["name"] for z in t.gpu_zones(level="cmdbuf")}
+    for n in ("main cmdbuf", "worker 0", "worker 1"):
+        ck.expect(n in cmdbufs, "no command buffer zone %r (have %s)" % (n, sorted(cmdbufs)))
+    frames = t.gpu_zones(level="label", name="Frame")
+    ck.expect(len(frames) == 5, "%d 'Frame' label zones, expected 5" % len(frames))
+    for tid in {z["tid"] for z in frames}:
+        t.build_tree(tid)
+    # the main buffer: Frame > Simulate > Integrate; the workers: Worker k > Integrate
+    in_frame = 0
+    for z in t.gpu_zones(level="label", name="Integrate"):
+        p = z.get("_parent")
+        pp = p.get("_parent") if p is not None else None
+        if p is not None and p["name"] == "Simulate" and pp is not None and pp["name"] == "Frame":
+            in_frame += 1
+        else:
+            ck.expect(p is not None and p["name"].startswith("Worker "),
+                      "'Integrate' nested in neither Frame > Simulate nor Worker: %s" % gztrace.describe(z))
+    ck.expect(in_frame == 5, "%d 'Integrate' zones in Frame > Simulate, expected 5" % in_frame)
+    ck.count("frames", len(frames))
+    return ck
+
+
+def sample_kill(args, tmp):
+    """SIGKILL mid-run: the file a killed process leaves still loads and has
+    GPU zones (the sink writes incrementally and flushes while running)."""
+    ck = Checks()
+    exe = os.path.abspath(args.sample)
+    trace = os.path.join(tmp, "trace.json")
+    p = subprocess.Popen([exe, "--frames", "100000", "--sleep-ms", "2"], env=layer_env(args, tmp, trace),
+                         cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 15
+    seen = False
+    while time.monotonic() < deadline and p.poll() is None:
+        try:
+            with open(trace, encoding="utf-8", errors="replace") as f:
+                seen = '"cat":"gpu"' in f.read().replace(" ", "")
+        except OSError:
+            pass
+        if seen:
+            break
+        time.sleep(0.05)
+    time.sleep(0.3)  # let it be in the middle of something
+    still_running = p.poll() is None
+    if still_running:
+        p.send_signal(signal.SIGKILL)
+    p.wait()
+    ck.expect(still_running, "the sample exited (status %s) before it was killed" % p.returncode)
+    ck.expect(seen, "no GPU zone reached the file within 15 s while the program ran")
+    try:
+        t = gztrace.load(trace)
+    except (OSError, gztrace.TraceError) as e:
+        ck.fail("the killed process's trace does not load: %s" % e)
+        return ck
+    ck.expect(not t.complete, "the trace of a killed process claims to be complete")
+    check_generic(ck, t, p.pid, require_complete=False)
+    n = len(t.gpu_zones())
+    ck.expect(n > 0, "no GPU zones in the killed process's trace")
+    ck.count("gpu zones", n)
+    if t.dropped_partial:
+        ck.note("dropped a partial last line")
+    return ck
+
+
+def implicit_env(args, tmp, trace, enable, disable):
+    """The implicit manifest copied under $XDG_DATA_HOME, as an installed
+    layer would be found; XDG_DATA_DIRS keeps /usr/share (else the system
+    ICDs and layers vanish)."""
+    xdg = os.path.join(tmp, "xdg")
+    d = os.path.join(xdg, "vulkan", "implicit_layer.d")
+    if not os.path.isdir(d):
+        os.makedirs(d)
+        shutil.copy(args.implicit_manifest, os.path.join(d, "VkLayer_gpuzones_timing.json"))
+    env = base_env(args, tmp)
+    env["XDG_DATA_HOME"] = xdg
+    env["XDG_DATA_DIRS"] = "/usr/local/share:/usr/share"
+    env["GPUZONES_OUTPUT"] = trace
+    if enable:
+        env["GPUZONES_ENABLE"] = "1"
+    if disable:
+        env["GPUZONES_DISABLE"] = "1"
+    return env
+
+
+def sample_implicit(args, tmp):
+    """The implicit manifest: off unless GPUZONES_ENABLE=1, and
+    GPUZONES_DISABLE=1 wins over it."""
+    ck = Checks()
+    exe = os.path.abspath(args.sample)
+    rc0, out0, err0 = run([exe], base_env(args, tmp), tmp)
+    ck.expect(rc0 == 0, "the sample failed without the layer (status %d)" % rc0)
+    for name, enable, disable, want in (("installed", False, False, False), ("enabled", True, False, True),
+                                        ("enabled+disabled", True, True, False)):
+        trace = os.path.join(tmp, "trace-%s.json" % name.replace("+", "-"))
+        env = implicit_env(args, tmp, trace, enable, disable)
+        rc, out, err = run([exe], env, tmp)
+        ck.expect(rc == 0, "%s: exit status %d: %s" % (name, rc, tail(err, 10)))
+        ck.expect(out == out0, "%s: stdout differs:\n%s---\n%s" % (name, out0, out))
+        if want:
+            try:
+                t = gztrace.load(trace, strict=True)
+                ck.expect(t.gpu_zones(), "%s: the trace has no GPU zones" % name)
+            except (OSError, gztrace.TraceError) as e:
+                ck.fail("%s: no loadable trace: %s" % (name, e))
+        else:
+            ck.expect(not os.path.exists(trace), "%s: a trace was written" % name)
+            ck.expect(err == err0, "%s: stderr differs:\n%s---\n%s" % (name, err0, err))
+        env["VK_LOADER_DEBUG"] = "layer"
+        _, _, dbg = run([exe], env, tmp)
+        ck.expect("VkLayer_gpuzones_timing.json" in dbg, "%s: the loader never saw the implicit manifest" % name)
+        chained = any(LAYER in layers for _, layers in callstacks(dbg))
+        ck.expect(chained == want, "%s: the layer is %sin the call chain" % (name, "" if chained else "not "))
+        try:
+            os.remove(trace)
+        except OSError:
+            pass
+    return ck
+
+
+def mode_sample(args):
+    tmp = tempfile.mkdtemp(prefix="gz-sample-%s-" % args.sample_test)
+    fn = {"not-enabled": sample_not_enabled, "enabled": sample_enabled, "kill": sample_kill,
+          "implicit": sample_implicit}[args.sample_test]
+    ck = fn(args, tmp)
+    return finish(ck, "vk sample %s" % args.sample_test, tmp, args.keep)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--program", help="the gz-test-vk executable")
+    ap.add_argument("--case", help="the case to run")
+    ap.add_argument("--count", type=int, default=0, help="case size knob passed to the program")
+    ap.add_argument("--sample", help="the gz-sample-vk-compute executable")
+    ap.add_argument("--sample-test", choices=("not-enabled", "enabled", "kill", "implicit"))
+    ap.add_argument("--implicit-manifest", help="the implicit manifest file (--sample-test implicit)")
+    ap.add_argument("--layer-dir", help="directory of the explicit manifest VkLayer_gpuzones_timing.json")
+    ap.add_argument("--validation", choices=("above", "below"),
+                    help="also load VK_LAYER_KHRONOS_validation, above (app side of) or below our layer")
+    ap.add_argument("--no-layer", action="store_true", help="run without our layer (checks the program itself)")
+    ap.add_argument("--slack-us", type=float, default=DEFAULT_GPU_SLACK_NS / 1000.0,
+                    help="allowed GPU zone overhang outside the host window (default %(default)s)")
+    ap.add_argument("--icd", default=LAVAPIPE_ICD, help="VK_ICD_FILENAMES value (default lavapipe)")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    args = ap.parse_args()
+    if args.sample:
+        if not args.sample_test or not (args.layer_dir or args.implicit_manifest):
+            ap.error("--sample needs --sample-test and --layer-dir (or --implicit-manifest)")
+        if args.sample_test == "implicit" and not args.implicit_manifest:
+            ap.error("--sample-test implicit needs --implicit-manifest")
+        return mode_sample(args)
+    if not args.program or not args.case or not (args.layer_dir or args.no_layer):
+        ap.error("needs --program, --case and --layer-dir (or --no-layer)")
+    return mode_case(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

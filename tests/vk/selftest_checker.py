@@ -1,0 +1,367 @@
+#!/usr/bin/env python3
+"""Tests the checkers themselves, without the layer.
+
+Runs each gz-test-vk case without any layer to get its truth, writes the trace
+a perfect layer would write for it (following docs/TRACE_FORMAT.md), and
+checks that run_case.py's checks pass on it.  Then breaks that trace in
+specific ways and checks that each break is caught.  A checker that passes
+everything proves nothing; this is what shows it does not.
+
+    selftest_checker.py --program gz-test-vk [--case NAME]
+"""
+
+import argparse
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gztrace  # noqa: E402
+import run_case  # noqa: E402
+
+CASES = ("onetime", "reuse", "unsubmitted", "threads", "submit", "labels", "instances", "workload")
+PID_FAKE_TID_BASE = gztrace.GPU_TID_BASE
+
+
+# ---- a perfect trace from the truth --------------------------------------------------
+
+
+def spread(lo, hi, n):
+    """n increasing integer times strictly inside (lo, hi)."""
+    step = (hi - lo) / (n + 1)
+    return [int(lo + step * (i + 1)) for i in range(n)]
+
+
+def spread_ends(lo, hi, n):
+    """n increasing integer times from just after lo to just before hi."""
+    if n == 1:
+        return [(lo + hi) // 2]
+    step = (hi - lo - 2) / (n - 1)
+    return [int(lo + 1 + step * i) for i in range(n)]
+
+
+def gpu_intervals(truth):
+    """Per call, a GPU interval inside its host window; calls of one queue in
+    order and disjoint (deferred calls share a completion time, so they get
+    half of what is left each)."""
+    out = {}
+    last_end = {}
+    for i, c in enumerate(truth["calls"]):
+        q = c["queue"]
+        start = max(c["host_submit_ns"], last_end.get(q, 0)) + 200
+        shared = any(d["queue"] == q and d["host_done_ns"] == c["host_done_ns"] for d in truth["calls"][i + 1:])
+        end = start + (c["host_done_ns"] - start) // 2 if shared else c["host_done_ns"] - 200
+        assert end > start, "window too small in call %d" % c["index"]
+        out[c["index"]] = (start, end)
+        last_end[q] = end
+    return out
+
+
+def label_times(truth, gpu):
+    """Label begin/end times: the label forest walked depth first gives the
+    order of the label operations, which is also submission order; each call's
+    operations are spread inside its GPU interval."""
+    labels = [l for l in truth["labels"] if l["begin_call"] >= 0 and l["end_call"] >= 0]
+    kids = {}
+    for l in labels:
+        kids.setdefault((l["queue"], l["parent"]), []).append(l)
+    seq = []
+
+    def walk(l):
+        seq.append((l, "b", l["begin_call"]))
+        for k in kids.get((l["queue"], l["id"]), []):
+            walk(k)
+        seq.append((l, "e", l["end_call"]))
+
+    for l in labels:
+        if l["parent"] < 0:
+            walk(l)
+    by_call = {}
+    for ev in seq:
+        by_call.setdefault((ev[0]["queue"], ev[2]), []).append(ev)
+    times = {}
+    for (q, call), evs in by_call.items():
+        lo, hi = gpu[call]
+        for (l, kind, _), ts in zip(evs, spread_ends(lo, hi, len(evs))):
+            times.setdefault(l["id"], {})[kind] = ts
+    return labels, times
+
+
+def fmt_us(ns):
+    return "%d.%03d" % (ns // 1000, ns % 1000)
+
+
+def x_event(name, cat, pid, tid, ts, end, args=None):
+    e = {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": end - ts}
+    if args is not None:
+        e["args"] = args
+    return e
+
+
+def synthesize(truth):
+    """Events (with integer ns ts/dur) of the trace a correct layer writes."""
+    pid = truth["pid"]
+    gpu = gpu_intervals(truth)
+    qtid = {q["key"]: PID_FAKE_TID_BASE + 2 * q["key"] for q in truth["queues"]}
+    meta = [{"ph": "M", "name": "process_name", "pid": pid, "args": {"name": "gz-test-vk"}}]
+    for q in truth["queues"]:
+        name = q["name"] or "VkQueue %d.%d %s%s" % (q["family"], q["index"], q["device_name"],
+                                                    " #%d" % q["key"] if q["key"] else "")
+        for off, suffix in ((0, ""), (1, " labels")):
+            tid = qtid[q["key"]] + off
+            meta.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": name + suffix}})
+            meta.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid,
+                         "args": {"sort_index": 100 + tid - PID_FAKE_TID_BASE}})
+        meta.append({"ph": "i", "s": "t", "cat": "calibration", "name": "calibration", "pid": pid,
+                     "tid": qtid[q["key"]], "ts": truth["calls"][0]["host_submit_ns"] if truth["calls"] else 0,
+                     "args": {"method": "calibrated", "max_deviation_ns": 1, "offset_ns": 0, "samples": 4,
+                              "period_ns": 1.0, "valid_bits": 64}})
+    for tid in sorted({c["tid"] for c in truth["calls"]}):
+        meta.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": "thread %d" % tid}})
+
+    ev = []
+    flow_id = 1
+    waits = {}
+    for c in truth["calls"]:
+        tid = qtid[c["queue"]]
+        lo, hi = gpu[c["index"]]
+        cpu = x_event(c["api"], "cpu", pid, c["tid"], c["host_submit_ns"] + 1, c["host_return_ns"] - 1)
+        ev.append(cpu)
+        bounds = spread(lo, hi, 2 * len(c["batches"]))
+        for b, batch in enumerate(c["batches"]):
+            s0, s1 = bounds[2 * b], bounds[2 * b + 1]
+            api = "vkQueueSubmit2" if c["api"] == "vkQueueSubmit2KHR" else c["api"]
+            ev.append(x_event(api, "gpu", pid, tid, s0, s1,
+                              {"level": "submit", "batch": b, "cmdbufs": len(batch["cmdbufs"])}))
+            cb = spread(s0, s1, 2 * len(batch["cmdbufs"]))
+            for j, name in enumerate(batch["cmdbufs"]):
+                ev.append(x_event(name, "gpu", pid, tid, cb[2 * j], cb[2 * j + 1], {"level": "cmdbuf"}))
+            ev.append({"ph": "s", "cat": "flow", "name": "submit", "id": flow_id, "pid": pid, "tid": c["tid"],
+                       "ts": (cpu["ts"] + cpu["ts"] + cpu["dur"]) // 2})
+            ev.append({"ph": "f", "bp": "e", "cat": "flow", "name": "submit", "id": flow_id, "pid": pid,
+                       "tid": tid, "ts": s0})
+            flow_id += 1
+        wname = run_case.WAIT_ZONE.get(c["wait"])
+        if wname:
+            key = (wname, c["tid"], c["host_done_ns"])
+            waits[key] = max(waits.get(key, 0), c["host_return_ns"])
+    for (wname, wtid, done), start in waits.items():
+        ev.append(x_event(wname, "cpu", pid, wtid, start + 1, done - 1))
+    labels, times = label_times(truth, gpu)
+    for l in labels:
+        t = times[l["id"]]
+        ev.append(x_event(l["name"], "gpu", pid, qtid[l["queue"]] + 1, t["b"], t["e"], {"level": "label"}))
+    # parents first within each track: start time, longer first
+    ev.sort(key=lambda e: (e.get("ts", 0), -e.get("dur", 0)))
+    total = {"ph": "M", "name": "gpuzones_totals", "pid": pid,
+             "args": {"zones_written": sum(1 for e in ev if e["ph"] == "X"), "zones_dropped": 0,
+                      "items_dropped": 0}}
+    return meta + ev + [total]
+
+
+def write_trace(events, path, cut=None):
+    """TRACE_FORMAT.md shape; cut: stop after that many bytes (a kill)."""
+    out = ["["]
+    for i, e in enumerate(events):
+        e = dict(e)
+        for k in ("ts", "dur"):
+            if k in e and isinstance(e[k], int):
+                e[k] = "@@%s@@" % fmt_us(e[k])
+        text = json.dumps(e, separators=(",", ":")).replace('"@@', "").replace('@@"', "")
+        out.append(text + ("," if i + 1 < len(events) else ""))
+    out.append("]")
+    data = "\n".join(out) + "\n"
+    if cut is not None:
+        data = data[:cut]
+    with open(path, "w") as f:
+        f.write(data)
+
+
+# ---- running the checks ---------------------------------------------------------------
+
+
+def check(truth, path, complete=True):
+    ck = run_case.Checks()
+    t = gztrace.load(path)
+    run_case.check_generic(ck, t, truth["pid"], require_complete=complete)
+    if complete:
+        run_case.check_totals(ck, t)
+        run_case.check_against_truth(ck, t, truth, run_case.DEFAULT_GPU_SLACK_NS)
+    return ck
+
+
+def first(events, pred):
+    for e in events:
+        if pred(e):
+            return e
+    raise LookupError("no event to break")
+
+
+def level(e, lv):
+    return e.get("ph") == "X" and e.get("args", {}).get("level") == lv
+
+
+def mutations(truth):
+    """(what, function that breaks a copy of the events)"""
+    out = []
+
+    def drop_cmdbuf(ev):
+        ev.remove(first(ev, lambda e: level(e, "cmdbuf")))
+    out.append(("a missing command buffer zone", drop_cmdbuf))
+
+    def early_submit(ev):
+        c = truth["calls"][0]
+        z = first(ev, lambda e: level(e, "submit"))
+        f = first(ev, lambda e: e.get("ph") == "f" and e["ts"] == z["ts"])
+        new_ts = c["host_submit_ns"] - 200_000
+        z["dur"] += z["ts"] - new_ts
+        z["ts"] = f["ts"] = new_ts
+    out.append(("a submit zone starting 200 us before the host submitted", early_submit))
+
+    def late_submit(ev):
+        c = truth["calls"][0]
+        z = first(ev, lambda e: level(e, "submit"))
+        z["dur"] = c["host_done_ns"] + 100_000 - z["ts"]
+    out.append(("a submit zone ending after the host saw completion", late_submit))
+
+    def drop_flow(ev):
+        ev.remove(first(ev, lambda e: e.get("ph") == "f"))
+    out.append(("a missing flow end", drop_flow))
+
+    def cmdbuf_wrong_name(ev):
+        first(ev, lambda e: level(e, "cmdbuf"))["name"] = "not the name"
+    out.append(("a wrongly named command buffer", cmdbuf_wrong_name))
+
+    def zero_dur(ev):
+        first(ev, lambda e: level(e, "submit"))["dur"] = 0
+    out.append(("a zero-duration submit zone", zero_dur))
+
+    def drop_cpu(ev):
+        ev.remove(first(ev, lambda e: e.get("ph") == "X" and e.get("cat") == "cpu"
+                        and e["name"].startswith("vkQueueSubmit")))
+    out.append(("a missing CPU submit zone", drop_cpu))
+
+    def extra_submit(ev):
+        z = copy.deepcopy(first(ev, lambda e: level(e, "submit")))
+        ev.append(z)
+    out.append(("a duplicated submit zone", extra_submit))
+
+    def float_tid(ev):
+        first(ev, lambda e: level(e, "submit"))["tid"] += 0.5
+    out.append(("a fractional tid", float_tid))
+
+    def dropped(ev):
+        ev[-1]["args"]["zones_dropped"] = 3
+    out.append(("dropped zones in the totals", dropped))
+
+    if any(l["parent"] >= 0 for l in truth["labels"]):
+        def overlap(ev):
+            child = first(ev, lambda e: level(e, "label") and e["name"] == next(
+                l["name"] for l in truth["labels"] if l["parent"] >= 0))
+            child["dur"] += 10_000_000
+        out.append(("a label partially overlapping its parent", overlap))
+
+        def child_first(ev):
+            # A child that begins on its parent's tick, written before it.
+            label = next(l for l in truth["labels"] if l["parent"] >= 0)
+            parent_name = next(x["name"] for x in truth["labels"] if x["id"] == label["parent"])
+            child = first(ev, lambda e: level(e, "label") and e["name"] == label["name"])
+            parent = first(ev, lambda e: level(e, "label") and e["name"] == parent_name)
+            end = child["ts"] + child["dur"]
+            child["ts"] = parent["ts"]
+            child["dur"] = end - parent["ts"]
+            ev.remove(child)
+            ev.insert(ev.index(parent), child)
+        out.append(("a child written before its parent on the same tick", child_first))
+
+    if truth["labels"]:
+        def rename_label(ev):
+            first(ev, lambda e: level(e, "label"))["name"] = "Renamed"
+        out.append(("a wrongly named label", rename_label))
+
+    if truth.get("workload"):
+        def slow(ev):
+            z = first(ev, lambda e: level(e, "label") and e["name"] == truth["workload"]["label"])
+            z["dur"] = truth["workload"]["host_ns"] * 14 // 10  # inside the window no more; still caught
+        out.append(("a workload zone 40% too long", slow))
+
+        def fast(ev):
+            z = first(ev, lambda e: level(e, "label") and e["name"] == truth["workload"]["label"])
+            z["dur"] = truth["workload"]["host_ns"] // 2
+        out.append(("a workload zone half as long", fast))
+    return out
+
+
+def selftest_case(program, case, tmp):
+    truth_path = os.path.join(tmp, case + ".truth.json")
+    env = {k: v for k, v in os.environ.items() if k not in run_case.SCRUB_ENV}
+    env["VK_ICD_FILENAMES"] = run_case.LAVAPIPE_ICD
+    p = subprocess.run([program, "--case", case, "--truth", truth_path], env=env, cwd=tmp,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=run_case.RUN_TIMEOUT_S)
+    if p.returncode != 0:
+        return ["%s: program failed (%d): %s" % (case, p.returncode, p.stderr.decode()[-2000:])]
+    truth = run_case.load_truth(truth_path)
+    good = synthesize(truth)
+    path = os.path.join(tmp, case + ".trace.json")
+    problems = []
+
+    write_trace(good, path)
+    ck = check(truth, path)
+    if ck.errors:
+        problems += ["%s: a correct trace was rejected: %s" % (case, e) for e in ck.errors[:10]]
+    print("%s: correct trace: %s" % (case, ", ".join("%d %s" % (v, k) for k, v in sorted(ck.counts.items()))))
+
+    for what, breaker in mutations(truth):
+        ev = copy.deepcopy(good)
+        breaker(ev)
+        write_trace(ev, path)
+        ck = check(truth, path)
+        if not ck.errors:
+            problems.append("%s: not caught: %s" % (case, what))
+
+    # a killed process: cut in the middle of a line (15 characters into the
+    # line that holds the two-thirds point; every event line is longer)
+    write_trace(good, path)
+    with open(path) as f:
+        text = f.read()
+    write_trace(good, path, cut=text.rfind("\n", 0, len(text) * 2 // 3) + 1 + 15)
+    t = gztrace.load(path)
+    if t.complete or not t.dropped_partial or not t.gpu_zones():
+        problems.append("%s: truncated file loaded wrongly (complete=%s partial=%s)"
+                        % (case, t.complete, t.dropped_partial))
+    ck = check(truth, path, complete=False)
+    problems += ["%s: truncated trace: %s" % (case, e) for e in ck.errors[:5]]
+    try:
+        gztrace.load(path, strict=True)
+        problems.append("%s: strict load accepted a truncated file" % case)
+    except gztrace.TraceError:
+        pass
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--program", required=True)
+    ap.add_argument("--case", action="append")
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="gz-vk-selftest-")
+    problems = []
+    for case in args.case or CASES:
+        problems += selftest_case(os.path.abspath(args.program), case, tmp)
+    for p in problems:
+        print("FAIL: " + p)
+    if problems:
+        print("checker selftest: FAILED; files in %s" % tmp)
+        return 1
+    shutil.rmtree(tmp, ignore_errors=True)
+    print("checker selftest: PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

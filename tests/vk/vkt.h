@@ -1,0 +1,189 @@
+/* gz-test-vk: purpose-built Vulkan programs for the gpuzones layer tests.
+ *
+ * Each case does plain Vulkan work and writes a "truth" JSON file with what
+ * the program knows on the CPU (host times around submissions, the expected
+ * zone names, label nesting).  run_case.py compares the layer's trace with it.
+ * Nothing here knows about gpuzones: the same binary runs with and without
+ * the layer. */
+#ifndef VKT_H
+#define VKT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <vulkan/vulkan.h>
+
+#define VKT_NAME_MAX 64
+#define VKT_MAX_OPS 32
+#define VKT_MAX_CMDS 8
+#define VKT_MAX_BATCHES 8
+#define VKT_WORK_ELEMS (16 * 1024)
+#define VKT_SPIN_GROUP 64 /* local_size_x of shaders/spin.comp */
+#define VKT_SPIN_MAX_GROUPS (VKT_WORK_ELEMS / VKT_SPIN_GROUP)
+#define VKT_SPIN_MAX_ITERATIONS 65535u /* llvmpipe's per-invocation loop limit */
+
+/* ---- util ---------------------------------------------------------------- */
+
+#define VKT_CHECK(expr) vkt_check((expr), #expr, __FILE__, __LINE__)
+void vkt_check(VkResult r, const char *what, const char *file, int line);
+_Noreturn void vkt_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+uint64_t vkt_now_ns(void);
+int vkt_gettid(void);
+void vkt_sleep_ms(unsigned ms);
+
+/* ---- instance / device ---------------------------------------------------- */
+
+struct vkt_instance {
+    VkInstance instance;
+    VkDebugUtilsMessengerEXT messenger;
+    int index; /* truth index: order of creation */
+    PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger;
+    PFN_vkSetDebugUtilsObjectNameEXT set_name;
+    PFN_vkCmdBeginDebugUtilsLabelEXT cmd_begin_label;
+    PFN_vkCmdEndDebugUtilsLabelEXT cmd_end_label;
+    PFN_vkQueueBeginDebugUtilsLabelEXT queue_begin_label;
+    PFN_vkQueueEndDebugUtilsLabelEXT queue_end_label;
+};
+
+/* How the app asks for device features: the layer has to enable hostQueryReset
+ * on top of each of these shapes, so the cases use different ones. */
+enum vkt_features {
+    VKT_FEAT_NONE,           /* no pNext, no pEnabledFeatures */
+    VKT_FEAT_FEATURES2_V12,  /* VkPhysicalDeviceFeatures2 -> Vulkan12Features */
+    VKT_FEAT_V12_V13,        /* Vulkan12Features -> Vulkan13Features, sync2 ext */
+    VKT_FEAT_HQR_STRUCT,     /* VkPhysicalDeviceHostQueryResetFeatures (false) */
+};
+
+struct vkt_buffer {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    VkDeviceSize size;
+    void *mapped; /* NULL unless host visible */
+};
+
+struct vkt_device {
+    struct vkt_instance *inst;
+    VkPhysicalDevice phys;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t family;
+    int queue_key; /* truth queue index */
+    bool timeline;
+    bool sync2;
+    PFN_vkQueueSubmit2KHR submit2_khr; /* NULL unless VK_KHR_synchronization2 enabled */
+    VkPhysicalDeviceMemoryProperties memprops;
+
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout pipe_layout;
+    VkPipeline add_pipe;
+    VkPipeline spin_pipe;
+    VkDescriptorPool desc_pool;
+    VkDescriptorSet set;
+    struct vkt_buffer work;   /* storage buffer used by the shaders */
+    struct vkt_buffer result; /* host-visible copy target */
+    VkCommandPool pool;       /* main thread's pool (resettable buffers) */
+    VkFence fence;
+    VkSemaphore timeline_sem; /* VK_NULL_HANDLE unless timeline */
+    uint64_t timeline_value;
+    VkSemaphore chain_sem[VKT_MAX_BATCHES]; /* binary semaphores between batches */
+};
+
+struct vkt_instance *vkt_instance_create(void);
+void vkt_instance_destroy(struct vkt_instance *inst);
+struct vkt_device *vkt_device_create(struct vkt_instance *inst, enum vkt_features feat,
+                                     const char *queue_name);
+void vkt_device_destroy(struct vkt_device *d);
+void vkt_set_name(struct vkt_device *d, VkObjectType type, uint64_t handle, const char *name);
+void vkt_buffer_create(struct vkt_device *d, VkDeviceSize size, VkBufferUsageFlags usage,
+                       bool host_visible, struct vkt_buffer *b);
+void vkt_buffer_destroy(struct vkt_device *d, struct vkt_buffer *b);
+VkCommandPool vkt_pool_create(struct vkt_device *d, VkCommandPoolCreateFlags flags);
+
+/* ---- command buffers with a record of their label operations -------------- */
+
+struct vkt_label_op {
+    bool begin;
+    char name[VKT_NAME_MAX];
+};
+
+struct vkt_cmd {
+    struct vkt_device *dev;
+    VkCommandPool pool;
+    VkCommandBuffer cb;
+    char name[VKT_NAME_MAX]; /* the zone name the trace must show */
+    int nops;
+    struct vkt_label_op ops[VKT_MAX_OPS];
+};
+
+void vkt_cmd_alloc(struct vkt_device *d, VkCommandPool pool, const char *name, struct vkt_cmd *c);
+void vkt_cmd_free(struct vkt_cmd *c);
+void vkt_cmd_begin(struct vkt_cmd *c, VkCommandBufferUsageFlags flags);
+void vkt_cmd_end(struct vkt_cmd *c);
+void vkt_cmd_reset(struct vkt_cmd *c);
+void vkt_cmd_forget_ops(struct vkt_cmd *c); /* after vkResetCommandPool */
+void vkt_cmd_label_begin(struct vkt_cmd *c, const char *name);
+void vkt_cmd_label_end(struct vkt_cmd *c);
+void vkt_cmd_work(struct vkt_cmd *c, uint32_t add);
+void vkt_cmd_spin(struct vkt_cmd *c, uint32_t groups, uint32_t iterations, uint32_t seed);
+void vkt_cmd_copy_result(struct vkt_cmd *c);
+
+/* ---- submission --------------------------------------------------------- */
+
+enum vkt_api { VKT_SUBMIT1, VKT_SUBMIT2, VKT_SUBMIT2_KHR };
+
+enum vkt_wait {
+    VKT_WAIT_FENCE,    /* submit with the device fence, vkWaitForFences */
+    VKT_WAIT_TIMELINE, /* signal the timeline semaphore, vkWaitSemaphores */
+    VKT_WAIT_IDLE,     /* no fence, vkQueueWaitIdle */
+    VKT_DEFER_FENCE,   /* submit with the fence, caller calls vkt_finish_fence */
+    VKT_DEFER,         /* no fence, caller calls vkt_finish_idle */
+};
+
+struct vkt_batch {
+    int ncmds;
+    struct vkt_cmd *cmds[VKT_MAX_CMDS];
+};
+
+/* Submits nbatches batches in one call. chain: batch i+1 waits on a binary
+ * semaphore signalled by batch i. Returns the truth call index. */
+int vkt_submit(struct vkt_device *d, enum vkt_api api, int nbatches, const struct vkt_batch *b,
+               enum vkt_wait wait, bool chain);
+int vkt_submit1(struct vkt_cmd *c); /* one batch, one cmdbuf, vkQueueSubmit, fence */
+void vkt_finish_fence(struct vkt_device *d, int call);
+void vkt_finish_idle(struct vkt_device *d);
+void vkt_queue_label_begin(struct vkt_device *d, const char *name);
+void vkt_queue_label_end(struct vkt_device *d);
+
+/* ---- truth --------------------------------------------------------------- */
+
+void truth_init(const char *case_name);
+int truth_add_queue(int instance, struct vkt_device *d, uint32_t index, const char *name);
+int truth_add_instance(void);
+void truth_message(const char *severity, const char *type, const char *id, const char *text);
+int truth_call_begin(int queue, const char *api, const char *wait, int nbatches,
+                     const struct vkt_batch *b, uint64_t submit_ns, uint64_t return_ns);
+void truth_call_done(int call, uint64_t done_ns);
+void truth_queue_done(int queue, uint64_t done_ns);
+void truth_queue_label(int queue, bool begin, const char *name);
+void truth_workload(int call, const char *label, uint64_t iterations);
+void truth_note(const char *key, long long value);
+bool truth_write(const char *path);
+int truth_error_count(void);
+
+/* ---- cases ---------------------------------------------------------------- */
+
+struct vkt_args {
+    const char *case_name;
+    const char *truth_path;
+    int count; /* case-specific size knob (0 = default) */
+};
+
+int case_onetime(const struct vkt_args *a);
+int case_reuse(const struct vkt_args *a);
+int case_unsubmitted(const struct vkt_args *a);
+int case_threads(const struct vkt_args *a);
+int case_submit(const struct vkt_args *a);
+int case_labels(const struct vkt_args *a);
+int case_instances(const struct vkt_args *a);
+int case_workload(const struct vkt_args *a);
+
+#endif

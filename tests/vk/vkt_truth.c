@@ -1,0 +1,414 @@
+/* What the program knows on the CPU, written as JSON for run_case.py.
+ *
+ * Labels are simulated here the way the layer must resolve them: the label
+ * stack belongs to the queue and command buffer label operations are replayed
+ * in submission order, so a label begun in one command buffer and ended in a
+ * later one is one region.  The truth never comes from the layer. */
+#define _GNU_SOURCE
+#include "vkt.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_QUEUES 8
+#define MAX_DEPTH 64
+#define MAX_MESSAGES 2000
+#define MAX_NOTES 16
+
+struct t_queue {
+    int instance;
+    uint32_t family, index;
+    char device_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+    char name[VKT_NAME_MAX]; /* debug-utils name of the queue, "" if none */
+    int last_call;
+    int depth;
+    int stack[MAX_DEPTH]; /* indices into labels */
+};
+
+struct t_batch {
+    int ncmds;
+    char names[VKT_MAX_CMDS][VKT_NAME_MAX];
+};
+
+struct t_call {
+    int queue;
+    char api[24];
+    char wait[16];
+    int tid;
+    uint64_t submit_ns, return_ns, done_ns;
+    int nbatches;
+    struct t_batch batches[VKT_MAX_BATCHES];
+};
+
+struct t_label {
+    int queue;
+    char name[VKT_NAME_MAX];
+    int parent; /* index into labels, -1 at top level */
+    int depth;
+    int begin_call; /* -1 until resolved (queue labels begin before a call) */
+    int end_call;   /* -1 while open */
+    bool queue_label;
+};
+
+struct t_message {
+    char severity[12];
+    char type[24];
+    char *id;
+    char *text;
+};
+
+static struct {
+    pthread_mutex_t lock;
+    const char *case_name;
+    int ninstances;
+    int nqueues;
+    struct t_queue queues[MAX_QUEUES];
+    int ncalls, cap_calls;
+    struct t_call *calls;
+    int nlabels, cap_labels;
+    struct t_label *labels;
+    int nmessages, messages_total;
+    struct t_message messages[MAX_MESSAGES];
+    int errors; /* mistakes of the program itself (bad label nesting) */
+    struct {
+        int call;
+        char label[VKT_NAME_MAX];
+        uint64_t iterations;
+    } workload;
+    int nnotes;
+    struct {
+        const char *key;
+        long long value;
+    } notes[MAX_NOTES];
+} T = { .lock = PTHREAD_MUTEX_INITIALIZER, .workload = { .call = -1 } };
+
+static void *grow(void *p, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return p;
+    int ncap = *cap ? *cap * 2 : 64;
+    while (ncap < need)
+        ncap *= 2;
+    void *np = realloc(p, (size_t)ncap * elem);
+    if (!np)
+        vkt_die("out of memory");
+    memset((char *)np + (size_t)*cap * elem, 0, (size_t)(ncap - *cap) * elem);
+    *cap = ncap;
+    return np;
+}
+
+void truth_init(const char *case_name)
+{
+    T.case_name = case_name;
+}
+
+int truth_add_instance(void)
+{
+    pthread_mutex_lock(&T.lock);
+    int i = T.ninstances++;
+    pthread_mutex_unlock(&T.lock);
+    return i;
+}
+
+int truth_add_queue(int instance, struct vkt_device *d, uint32_t index, const char *name)
+{
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(d->phys, &props);
+    pthread_mutex_lock(&T.lock);
+    if (T.nqueues == MAX_QUEUES)
+        vkt_die("too many queues");
+    int q = T.nqueues++;
+    struct t_queue *tq = &T.queues[q];
+    tq->instance = instance;
+    tq->family = d->family;
+    tq->index = index;
+    snprintf(tq->device_name, sizeof tq->device_name, "%s", props.deviceName);
+    snprintf(tq->name, sizeof tq->name, "%s", name ? name : "");
+    tq->last_call = -1;
+    pthread_mutex_unlock(&T.lock);
+    return q;
+}
+
+static void copy_text(char **dst, const char *src)
+{
+    *dst = strdup(src ? src : "");
+    if (!*dst)
+        vkt_die("out of memory");
+}
+
+void truth_message(const char *severity, const char *type, const char *id, const char *text)
+{
+    pthread_mutex_lock(&T.lock);
+    T.messages_total++;
+    if (T.nmessages < MAX_MESSAGES) {
+        struct t_message *m = &T.messages[T.nmessages++];
+        snprintf(m->severity, sizeof m->severity, "%s", severity);
+        snprintf(m->type, sizeof m->type, "%s", type);
+        copy_text(&m->id, id);
+        copy_text(&m->text, text);
+    }
+    pthread_mutex_unlock(&T.lock);
+}
+
+/* Called with the lock held. */
+static void label_push(int queue, const char *name, int call, bool queue_label)
+{
+    struct t_queue *tq = &T.queues[queue];
+    if (tq->depth == MAX_DEPTH) {
+        T.errors++;
+        return;
+    }
+    T.labels = grow(T.labels, &T.cap_labels, T.nlabels + 1, sizeof *T.labels);
+    int l = T.nlabels++;
+    struct t_label *tl = &T.labels[l];
+    tl->queue = queue;
+    snprintf(tl->name, sizeof tl->name, "%s", name);
+    tl->parent = tq->depth ? tq->stack[tq->depth - 1] : -1;
+    tl->depth = tq->depth;
+    tl->begin_call = call;
+    tl->end_call = -1;
+    tl->queue_label = queue_label;
+    tq->stack[tq->depth++] = l;
+}
+
+/* Called with the lock held. */
+static void label_pop(int queue, int call)
+{
+    struct t_queue *tq = &T.queues[queue];
+    if (tq->depth == 0) {
+        /* an end without a begin: a mistake in this program, not the layer */
+        T.errors++;
+        return;
+    }
+    T.labels[tq->stack[--tq->depth]].end_call = call;
+}
+
+/* Queue labels begun before this call start with it. */
+static void resolve_pending_begins(int queue, int call)
+{
+    for (int i = 0; i < T.nlabels; i++)
+        if (T.labels[i].queue == queue && T.labels[i].begin_call < 0)
+            T.labels[i].begin_call = call;
+}
+
+static void replay_cmd_ops(int queue, int call, const struct vkt_cmd *c)
+{
+    for (int o = 0; o < c->nops; o++) {
+        if (c->ops[o].begin)
+            label_push(queue, c->ops[o].name, call, false);
+        else
+            label_pop(queue, call);
+    }
+}
+
+int truth_call_begin(int queue, const char *api, const char *wait, int nbatches,
+                     const struct vkt_batch *b, uint64_t submit_ns, uint64_t return_ns)
+{
+    pthread_mutex_lock(&T.lock);
+    T.calls = grow(T.calls, &T.cap_calls, T.ncalls + 1, sizeof *T.calls);
+    int call = T.ncalls++;
+    struct t_call *tc = &T.calls[call];
+    tc->queue = queue;
+    snprintf(tc->api, sizeof tc->api, "%s", api);
+    snprintf(tc->wait, sizeof tc->wait, "%s", wait);
+    tc->tid = vkt_gettid();
+    tc->submit_ns = submit_ns;
+    tc->return_ns = return_ns;
+    tc->done_ns = 0;
+    tc->nbatches = nbatches;
+    resolve_pending_begins(queue, call);
+    for (int i = 0; i < nbatches; i++) {
+        tc->batches[i].ncmds = b[i].ncmds;
+        for (int j = 0; j < b[i].ncmds; j++) {
+            snprintf(tc->batches[i].names[j], VKT_NAME_MAX, "%s", b[i].cmds[j]->name);
+            replay_cmd_ops(queue, call, b[i].cmds[j]);
+        }
+    }
+    T.queues[queue].last_call = call;
+    pthread_mutex_unlock(&T.lock);
+    return call;
+}
+
+void truth_call_done(int call, uint64_t done_ns)
+{
+    pthread_mutex_lock(&T.lock);
+    if (T.calls[call].done_ns == 0)
+        T.calls[call].done_ns = done_ns;
+    pthread_mutex_unlock(&T.lock);
+}
+
+/* vkQueueWaitIdle observed every call on the queue complete. */
+void truth_queue_done(int queue, uint64_t done_ns)
+{
+    pthread_mutex_lock(&T.lock);
+    for (int i = 0; i < T.ncalls; i++)
+        if (T.calls[i].queue == queue && T.calls[i].done_ns == 0)
+            T.calls[i].done_ns = done_ns;
+    pthread_mutex_unlock(&T.lock);
+}
+
+void truth_queue_label(int queue, bool begin, const char *name)
+{
+    pthread_mutex_lock(&T.lock);
+    if (begin)
+        label_push(queue, name, -1, true); /* starts with the next call */
+    else
+        label_pop(queue, T.queues[queue].last_call); /* ends with the last one */
+    pthread_mutex_unlock(&T.lock);
+}
+
+void truth_workload(int call, const char *label, uint64_t iterations)
+{
+    pthread_mutex_lock(&T.lock);
+    T.workload.call = call;
+    snprintf(T.workload.label, sizeof T.workload.label, "%s", label);
+    T.workload.iterations = iterations;
+    pthread_mutex_unlock(&T.lock);
+}
+
+void truth_note(const char *key, long long value)
+{
+    pthread_mutex_lock(&T.lock);
+    if (T.nnotes < MAX_NOTES) {
+        T.notes[T.nnotes].key = key;
+        T.notes[T.nnotes].value = value;
+        T.nnotes++;
+    }
+    pthread_mutex_unlock(&T.lock);
+}
+
+int truth_error_count(void)
+{
+    pthread_mutex_lock(&T.lock);
+    int e = T.errors;
+    pthread_mutex_unlock(&T.lock);
+    return e;
+}
+
+/* ---- JSON output ---------------------------------------------------------- */
+
+static void put_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static void write_queues(FILE *f)
+{
+    fprintf(f, " \"queues\": [\n");
+    for (int q = 0; q < T.nqueues; q++) {
+        const struct t_queue *tq = &T.queues[q];
+        fprintf(f, "  {\"key\": %d, \"instance\": %d, \"family\": %u, \"index\": %u, \"device_name\": ",
+                q, tq->instance, tq->family, tq->index);
+        put_string(f, tq->device_name);
+        fprintf(f, ", \"name\": ");
+        if (tq->name[0])
+            put_string(f, tq->name);
+        else
+            fprintf(f, "null");
+        fprintf(f, "}%s\n", q + 1 < T.nqueues ? "," : "");
+    }
+    fprintf(f, " ],\n");
+}
+
+static void write_call(FILE *f, int i)
+{
+    const struct t_call *c = &T.calls[i];
+    fprintf(f, "  {\"index\": %d, \"queue\": %d, \"api\": ", i, c->queue);
+    put_string(f, c->api);
+    fprintf(f, ", \"wait\": ");
+    put_string(f, c->wait);
+    fprintf(f, ", \"tid\": %d, \"host_submit_ns\": %llu, \"host_return_ns\": %llu, \"host_done_ns\": %llu,\n",
+            c->tid, (unsigned long long)c->submit_ns, (unsigned long long)c->return_ns,
+            (unsigned long long)c->done_ns);
+    fprintf(f, "   \"batches\": [");
+    for (int b = 0; b < c->nbatches; b++) {
+        fprintf(f, "%s{\"cmdbufs\": [", b ? ", " : "");
+        for (int j = 0; j < c->batches[b].ncmds; j++) {
+            if (j)
+                fprintf(f, ", ");
+            put_string(f, c->batches[b].names[j]);
+        }
+        fprintf(f, "]}");
+    }
+    fprintf(f, "]}%s\n", i + 1 < T.ncalls ? "," : "");
+}
+
+static void write_labels(FILE *f)
+{
+    fprintf(f, " \"labels\": [\n");
+    for (int i = 0; i < T.nlabels; i++) {
+        const struct t_label *l = &T.labels[i];
+        fprintf(f, "  {\"id\": %d, \"queue\": %d, \"name\": ", i, l->queue);
+        put_string(f, l->name);
+        fprintf(f, ", \"parent\": %d, \"depth\": %d, \"begin_call\": %d, \"end_call\": %d, \"kind\": \"%s\"}%s\n",
+                l->parent, l->depth, l->begin_call, l->end_call, l->queue_label ? "queue" : "cmd",
+                i + 1 < T.nlabels ? "," : "");
+    }
+    fprintf(f, " ],\n");
+}
+
+static void write_messages(FILE *f)
+{
+    fprintf(f, " \"messages_total\": %d,\n \"messages\": [\n", T.messages_total);
+    for (int i = 0; i < T.nmessages; i++) {
+        const struct t_message *m = &T.messages[i];
+        fprintf(f, "  {\"severity\": \"%s\", \"type\": \"%s\", \"id\": ", m->severity, m->type);
+        put_string(f, m->id);
+        fprintf(f, ", \"text\": ");
+        put_string(f, m->text);
+        fprintf(f, "}%s\n", i + 1 < T.nmessages ? "," : "");
+    }
+    fprintf(f, " ],\n");
+}
+
+bool truth_write(const char *path)
+{
+    pthread_mutex_lock(&T.lock);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        pthread_mutex_unlock(&T.lock);
+        fprintf(stderr, "gz-test-vk: cannot write %s\n", path);
+        return false;
+    }
+    fprintf(f, "{\n \"case\": ");
+    put_string(f, T.case_name);
+    fprintf(f, ",\n \"pid\": %d,\n \"main_tid\": %d,\n \"instances\": %d,\n \"program_errors\": %d,\n",
+            (int)getpid(), (int)getpid(), T.ninstances, T.errors);
+    write_queues(f);
+    fprintf(f, " \"calls\": [\n");
+    for (int i = 0; i < T.ncalls; i++)
+        write_call(f, i);
+    fprintf(f, " ],\n");
+    write_labels(f);
+    write_messages(f);
+    fprintf(f, " \"notes\": {");
+    for (int i = 0; i < T.nnotes; i++)
+        fprintf(f, "%s\"%s\": %lld", i ? ", " : "", T.notes[i].key, T.notes[i].value);
+    fprintf(f, "},\n \"workload\": ");
+    if (T.workload.call >= 0) {
+        const struct t_call *c = &T.calls[T.workload.call];
+        fprintf(f, "{\"call\": %d, \"label\": ", T.workload.call);
+        put_string(f, T.workload.label);
+        fprintf(f, ", \"iterations\": %llu, \"host_ns\": %llu}\n",
+                (unsigned long long)T.workload.iterations,
+                (unsigned long long)(c->done_ns - c->submit_ns));
+    } else {
+        fprintf(f, "null\n");
+    }
+    fprintf(f, "}\n");
+    bool ok = fclose(f) == 0;
+    pthread_mutex_unlock(&T.lock);
+    return ok;
+}

@@ -1,0 +1,849 @@
+/* Plain Vulkan helpers shared by the cases: instance with a debug-utils
+ * messenger (its messages go into the truth file, which is how the runner
+ * proves validation was active and clean), a device with one compute queue,
+ * two small pipelines, command buffers that remember their label operations,
+ * and one submit function for every submission API and wait style. */
+#define _GNU_SOURCE
+#include "vkt.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const uint32_t add_spv[] =
+#include "add_comp.inc"
+    ;
+static const uint32_t spin_spv[] =
+#include "spin_comp.inc"
+    ;
+
+/* ---- instance ------------------------------------------------------------- */
+
+static const char *severity_name(VkDebugUtilsMessageSeverityFlagBitsEXT s)
+{
+    if (s & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)
+        return "error";
+    if (s & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)
+        return "warning";
+    if (s & VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT)
+        return "info";
+    return "verbose";
+}
+
+static const char *type_name(VkDebugUtilsMessageTypeFlagsEXT t)
+{
+    if (t & VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT)
+        return "validation";
+    if (t & VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT)
+        return "performance";
+    return "general";
+}
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                 VkDebugUtilsMessageTypeFlagsEXT types,
+                                                 const VkDebugUtilsMessengerCallbackDataEXT *data,
+                                                 void *user)
+{
+    const char *sev = severity_name(severity);
+    truth_message(sev, type_name(types), data->pMessageIdName, data->pMessage);
+    if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)
+        fprintf(stderr, "gz-test-vk: %s: %s\n", sev, data->pMessage ? data->pMessage : "");
+    return VK_FALSE;
+}
+
+static void messenger_info(VkDebugUtilsMessengerCreateInfoEXT *ci)
+{
+    memset(ci, 0, sizeof *ci);
+    ci->sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
+    /* info too: the validation layer announces itself at info level */
+    ci->messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |
+                          VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                          VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    ci->messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                      VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                      VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+    ci->pfnUserCallback = on_message;
+}
+
+static bool has_instance_extension(const char *name)
+{
+    uint32_t n = 0;
+    VKT_CHECK(vkEnumerateInstanceExtensionProperties(NULL, &n, NULL));
+    VkExtensionProperties *props = calloc(n ? n : 1, sizeof *props);
+    if (!props)
+        vkt_die("out of memory");
+    VKT_CHECK(vkEnumerateInstanceExtensionProperties(NULL, &n, props));
+    bool found = false;
+    for (uint32_t i = 0; i < n && !found; i++)
+        found = strcmp(props[i].extensionName, name) == 0;
+    free(props);
+    return found;
+}
+
+static PFN_vkVoidFunction instance_proc(VkInstance inst, const char *name)
+{
+    PFN_vkVoidFunction f = vkGetInstanceProcAddr(inst, name);
+    if (!f)
+        vkt_die("vkGetInstanceProcAddr(%s) returned NULL", name);
+    return f;
+}
+
+/* GZ_TEST_APP_LAYERS=A:B makes the program enable layers A then B itself
+ * (A nearest the application).  The runner needs this to put the validation
+ * layer above or below gpuzones: loader 1.3.239 chains VK_INSTANCE_LAYERS in
+ * manifest discovery order, not in the order the variable lists them, while
+ * it keeps the order of ppEnabledLayerNames. */
+#define MAX_APP_LAYERS 8
+
+static uint32_t app_layers(char *buf, size_t size, const char **names)
+{
+    const char *env = getenv("GZ_TEST_APP_LAYERS");
+    uint32_t n = 0;
+    if (!env || !*env)
+        return 0;
+    snprintf(buf, size, "%s", env);
+    for (char *save = NULL, *tok = strtok_r(buf, ":", &save); tok && n < MAX_APP_LAYERS;
+         tok = strtok_r(NULL, ":", &save))
+        names[n++] = tok;
+    return n;
+}
+
+struct vkt_instance *vkt_instance_create(void)
+{
+    /* the tests are about debug-utils labels and names: no point without it */
+    if (!has_instance_extension(VK_EXT_DEBUG_UTILS_EXTENSION_NAME))
+        vkt_die("VK_EXT_debug_utils is not available");
+
+    struct vkt_instance *inst = calloc(1, sizeof *inst);
+    if (!inst)
+        vkt_die("out of memory");
+    inst->index = truth_add_instance();
+
+    VkDebugUtilsMessengerCreateInfoEXT mci;
+    messenger_info(&mci); /* chained: catches messages from vkCreateInstance itself */
+    const char *exts[] = { VK_EXT_DEBUG_UTILS_EXTENSION_NAME };
+    VkApplicationInfo app = {
+        .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+        .pApplicationName = "gz-test-vk",
+        .apiVersion = VK_API_VERSION_1_3,
+    };
+    char layer_buf[512];
+    const char *layers[MAX_APP_LAYERS];
+    VkInstanceCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+        .pNext = &mci,
+        .pApplicationInfo = &app,
+        .enabledLayerCount = app_layers(layer_buf, sizeof layer_buf, layers),
+        .ppEnabledLayerNames = layers,
+        .enabledExtensionCount = 1,
+        .ppEnabledExtensionNames = exts,
+    };
+    VKT_CHECK(vkCreateInstance(&ci, NULL, &inst->instance));
+
+    VkInstance vi = inst->instance;
+    PFN_vkCreateDebugUtilsMessengerEXT create_messenger =
+        (PFN_vkCreateDebugUtilsMessengerEXT)instance_proc(vi, "vkCreateDebugUtilsMessengerEXT");
+    inst->destroy_messenger =
+        (PFN_vkDestroyDebugUtilsMessengerEXT)instance_proc(vi, "vkDestroyDebugUtilsMessengerEXT");
+    inst->set_name = (PFN_vkSetDebugUtilsObjectNameEXT)instance_proc(vi, "vkSetDebugUtilsObjectNameEXT");
+    inst->cmd_begin_label =
+        (PFN_vkCmdBeginDebugUtilsLabelEXT)instance_proc(vi, "vkCmdBeginDebugUtilsLabelEXT");
+    inst->cmd_end_label = (PFN_vkCmdEndDebugUtilsLabelEXT)instance_proc(vi, "vkCmdEndDebugUtilsLabelEXT");
+    inst->queue_begin_label =
+        (PFN_vkQueueBeginDebugUtilsLabelEXT)instance_proc(vi, "vkQueueBeginDebugUtilsLabelEXT");
+    inst->queue_end_label =
+        (PFN_vkQueueEndDebugUtilsLabelEXT)instance_proc(vi, "vkQueueEndDebugUtilsLabelEXT");
+    VKT_CHECK(create_messenger(vi, &mci, NULL, &inst->messenger));
+    return inst;
+}
+
+void vkt_instance_destroy(struct vkt_instance *inst)
+{
+    inst->destroy_messenger(inst->instance, inst->messenger, NULL);
+    vkDestroyInstance(inst->instance, NULL);
+    free(inst);
+}
+
+/* ---- device ----------------------------------------------------------------- */
+
+static VkPhysicalDevice first_physical_device(VkInstance inst)
+{
+    uint32_t n = 0;
+    VKT_CHECK(vkEnumeratePhysicalDevices(inst, &n, NULL));
+    if (n == 0)
+        vkt_die("no Vulkan physical device");
+    VkPhysicalDevice *all = calloc(n, sizeof *all);
+    if (!all)
+        vkt_die("out of memory");
+    VkResult r = vkEnumeratePhysicalDevices(inst, &n, all);
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE)
+        vkt_check(r, "vkEnumeratePhysicalDevices", __FILE__, __LINE__);
+    VkPhysicalDevice p = all[0];
+    free(all);
+    return p;
+}
+
+/* A compute-capable family whose queues have timestamps. */
+static uint32_t compute_family(VkPhysicalDevice phys)
+{
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(phys, &n, NULL);
+    VkQueueFamilyProperties *f = calloc(n ? n : 1, sizeof *f);
+    if (!f)
+        vkt_die("out of memory");
+    vkGetPhysicalDeviceQueueFamilyProperties(phys, &n, f);
+    uint32_t found = UINT32_MAX;
+    for (uint32_t i = 0; i < n && found == UINT32_MAX; i++)
+        if ((f[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && f[i].timestampValidBits > 0)
+            found = i;
+    free(f);
+    if (found == UINT32_MAX)
+        vkt_die("no compute queue family with timestamps");
+    return found;
+}
+
+static bool has_device_extension(VkPhysicalDevice phys, const char *name)
+{
+    uint32_t n = 0;
+    VKT_CHECK(vkEnumerateDeviceExtensionProperties(phys, NULL, &n, NULL));
+    VkExtensionProperties *props = calloc(n ? n : 1, sizeof *props);
+    if (!props)
+        vkt_die("out of memory");
+    VKT_CHECK(vkEnumerateDeviceExtensionProperties(phys, NULL, &n, props));
+    bool found = false;
+    for (uint32_t i = 0; i < n && !found; i++)
+        found = strcmp(props[i].extensionName, name) == 0;
+    free(props);
+    return found;
+}
+
+static void create_logical_device(struct vkt_device *d, enum vkt_features feat)
+{
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qci = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+        .queueFamilyIndex = d->family,
+        .queueCount = 1,
+        .pQueuePriorities = &prio,
+    };
+    VkPhysicalDeviceVulkan13Features f13 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
+        .synchronization2 = VK_TRUE,
+    };
+    VkPhysicalDeviceVulkan12Features f12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .timelineSemaphore = VK_TRUE,
+    };
+    VkPhysicalDeviceFeatures2 f2 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2 };
+    VkPhysicalDeviceHostQueryResetFeatures hqr = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES,
+        .hostQueryReset = VK_FALSE, /* present but off: the layer must turn it on */
+    };
+    const char *exts[1];
+    VkDeviceCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+        .queueCreateInfoCount = 1,
+        .pQueueCreateInfos = &qci,
+        .ppEnabledExtensionNames = exts,
+    };
+    switch (feat) {
+    case VKT_FEAT_NONE:
+        break;
+    case VKT_FEAT_FEATURES2_V12:
+        f2.pNext = &f12;
+        ci.pNext = &f2;
+        d->timeline = true;
+        break;
+    case VKT_FEAT_V12_V13:
+        f12.pNext = &f13;
+        ci.pNext = &f12;
+        d->timeline = true;
+        d->sync2 = true;
+        if (has_device_extension(d->phys, VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME))
+            exts[ci.enabledExtensionCount++] = VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME;
+        break;
+    case VKT_FEAT_HQR_STRUCT:
+        ci.pNext = &hqr;
+        break;
+    }
+    VKT_CHECK(vkCreateDevice(d->phys, &ci, NULL, &d->device));
+    if (ci.enabledExtensionCount)
+        d->submit2_khr = (PFN_vkQueueSubmit2KHR)vkGetDeviceProcAddr(d->device, "vkQueueSubmit2KHR");
+}
+
+static VkShaderModule shader_module(VkDevice dev, const uint32_t *code, size_t size)
+{
+    VkShaderModuleCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+        .codeSize = size,
+        .pCode = code,
+    };
+    VkShaderModule m;
+    VKT_CHECK(vkCreateShaderModule(dev, &ci, NULL, &m));
+    return m;
+}
+
+static VkPipeline compute_pipeline(struct vkt_device *d, const uint32_t *code, size_t size)
+{
+    VkShaderModule m = shader_module(d->device, code, size);
+    VkComputePipelineCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {
+            .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+            .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+            .module = m,
+            .pName = "main",
+        },
+        .layout = d->pipe_layout,
+    };
+    VkPipeline p;
+    VKT_CHECK(vkCreateComputePipelines(d->device, VK_NULL_HANDLE, 1, &ci, NULL, &p));
+    vkDestroyShaderModule(d->device, m, NULL);
+    return p;
+}
+
+static void create_pipelines(struct vkt_device *d)
+{
+    VkDescriptorSetLayoutBinding binding = {
+        .binding = 0,
+        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+        .descriptorCount = 1,
+        .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+    };
+    VkDescriptorSetLayoutCreateInfo dci = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+        .bindingCount = 1,
+        .pBindings = &binding,
+    };
+    VKT_CHECK(vkCreateDescriptorSetLayout(d->device, &dci, NULL, &d->set_layout));
+    VkPushConstantRange push = { VK_SHADER_STAGE_COMPUTE_BIT, 0, 2 * sizeof(uint32_t) };
+    VkPipelineLayoutCreateInfo lci = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+        .setLayoutCount = 1,
+        .pSetLayouts = &d->set_layout,
+        .pushConstantRangeCount = 1,
+        .pPushConstantRanges = &push,
+    };
+    VKT_CHECK(vkCreatePipelineLayout(d->device, &lci, NULL, &d->pipe_layout));
+    d->add_pipe = compute_pipeline(d, add_spv, sizeof add_spv);
+    d->spin_pipe = compute_pipeline(d, spin_spv, sizeof spin_spv);
+}
+
+static void create_descriptors(struct vkt_device *d)
+{
+    VkDescriptorPoolSize size = { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1 };
+    VkDescriptorPoolCreateInfo pci = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+        .maxSets = 1,
+        .poolSizeCount = 1,
+        .pPoolSizes = &size,
+    };
+    VKT_CHECK(vkCreateDescriptorPool(d->device, &pci, NULL, &d->desc_pool));
+    VkDescriptorSetAllocateInfo ai = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+        .descriptorPool = d->desc_pool,
+        .descriptorSetCount = 1,
+        .pSetLayouts = &d->set_layout,
+    };
+    VKT_CHECK(vkAllocateDescriptorSets(d->device, &ai, &d->set));
+    VkDescriptorBufferInfo bi = { d->work.buffer, 0, VK_WHOLE_SIZE };
+    VkWriteDescriptorSet w = {
+        .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+        .dstSet = d->set,
+        .descriptorCount = 1,
+        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+        .pBufferInfo = &bi,
+    };
+    vkUpdateDescriptorSets(d->device, 1, &w, 0, NULL);
+}
+
+static void create_sync(struct vkt_device *d)
+{
+    VkFenceCreateInfo fci = { .sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO };
+    VKT_CHECK(vkCreateFence(d->device, &fci, NULL, &d->fence));
+    VkSemaphoreCreateInfo sci = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO };
+    for (int i = 0; i < VKT_MAX_BATCHES; i++)
+        VKT_CHECK(vkCreateSemaphore(d->device, &sci, NULL, &d->chain_sem[i]));
+    if (d->timeline) {
+        VkSemaphoreTypeCreateInfo tci = {
+            .sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+            .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
+            .initialValue = 0,
+        };
+        sci.pNext = &tci;
+        VKT_CHECK(vkCreateSemaphore(d->device, &sci, NULL, &d->timeline_sem));
+    }
+}
+
+struct vkt_device *vkt_device_create(struct vkt_instance *inst, enum vkt_features feat,
+                                     const char *queue_name)
+{
+    struct vkt_device *d = calloc(1, sizeof *d);
+    if (!d)
+        vkt_die("out of memory");
+    d->inst = inst;
+    d->phys = first_physical_device(inst->instance);
+    d->family = compute_family(d->phys);
+    vkGetPhysicalDeviceMemoryProperties(d->phys, &d->memprops);
+    create_logical_device(d, feat);
+    vkGetDeviceQueue(d->device, d->family, 0, &d->queue);
+    if (queue_name)
+        vkt_set_name(d, VK_OBJECT_TYPE_QUEUE, (uint64_t)(uintptr_t)d->queue, queue_name);
+    d->queue_key = truth_add_queue(inst->index, d, 0, queue_name);
+
+    vkt_buffer_create(d, VKT_WORK_ELEMS * sizeof(uint32_t),
+                      VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                          VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                      false, &d->work);
+    vkt_buffer_create(d, VKT_WORK_ELEMS * sizeof(uint32_t), VK_BUFFER_USAGE_TRANSFER_DST_BIT, true,
+                      &d->result);
+    create_pipelines(d);
+    create_descriptors(d);
+    d->pool = vkt_pool_create(d, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT);
+    create_sync(d);
+    return d;
+}
+
+void vkt_device_destroy(struct vkt_device *d)
+{
+    VkDevice dev = d->device;
+    vkDestroyFence(dev, d->fence, NULL);
+    for (int i = 0; i < VKT_MAX_BATCHES; i++)
+        vkDestroySemaphore(dev, d->chain_sem[i], NULL);
+    if (d->timeline_sem)
+        vkDestroySemaphore(dev, d->timeline_sem, NULL);
+    vkDestroyCommandPool(dev, d->pool, NULL);
+    vkDestroyDescriptorPool(dev, d->desc_pool, NULL);
+    vkDestroyPipeline(dev, d->add_pipe, NULL);
+    vkDestroyPipeline(dev, d->spin_pipe, NULL);
+    vkDestroyPipelineLayout(dev, d->pipe_layout, NULL);
+    vkDestroyDescriptorSetLayout(dev, d->set_layout, NULL);
+    vkt_buffer_destroy(d, &d->work);
+    vkt_buffer_destroy(d, &d->result);
+    vkDestroyDevice(dev, NULL);
+    free(d);
+}
+
+void vkt_set_name(struct vkt_device *d, VkObjectType type, uint64_t handle, const char *name)
+{
+    VkDebugUtilsObjectNameInfoEXT ni = {
+        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT,
+        .objectType = type,
+        .objectHandle = handle,
+        .pObjectName = name,
+    };
+    VKT_CHECK(d->inst->set_name(d->device, &ni));
+}
+
+/* ---- memory ---------------------------------------------------------------- */
+
+static uint32_t memory_type(const struct vkt_device *d, uint32_t bits, VkMemoryPropertyFlags need,
+                            VkMemoryPropertyFlags prefer)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        VkMemoryPropertyFlags want = pass == 0 ? need | prefer : need;
+        for (uint32_t i = 0; i < d->memprops.memoryTypeCount; i++)
+            if ((bits & (1u << i)) && (d->memprops.memoryTypes[i].propertyFlags & want) == want)
+                return i;
+    }
+    vkt_die("no suitable memory type");
+}
+
+void vkt_buffer_create(struct vkt_device *d, VkDeviceSize size, VkBufferUsageFlags usage,
+                       bool host_visible, struct vkt_buffer *b)
+{
+    memset(b, 0, sizeof *b);
+    b->size = size;
+    VkBufferCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+        .size = size,
+        .usage = usage,
+        .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+    };
+    VKT_CHECK(vkCreateBuffer(d->device, &ci, NULL, &b->buffer));
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(d->device, b->buffer, &req);
+    VkMemoryPropertyFlags need = host_visible ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                                    VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+                                              : 0;
+    VkMemoryPropertyFlags prefer = host_visible ? 0 : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    VkMemoryAllocateInfo ai = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+        .allocationSize = req.size,
+        .memoryTypeIndex = memory_type(d, req.memoryTypeBits, need, prefer),
+    };
+    VKT_CHECK(vkAllocateMemory(d->device, &ai, NULL, &b->memory));
+    VKT_CHECK(vkBindBufferMemory(d->device, b->buffer, b->memory, 0));
+    if (host_visible)
+        VKT_CHECK(vkMapMemory(d->device, b->memory, 0, VK_WHOLE_SIZE, 0, &b->mapped));
+}
+
+void vkt_buffer_destroy(struct vkt_device *d, struct vkt_buffer *b)
+{
+    if (b->mapped)
+        vkUnmapMemory(d->device, b->memory);
+    vkDestroyBuffer(d->device, b->buffer, NULL);
+    vkFreeMemory(d->device, b->memory, NULL);
+    memset(b, 0, sizeof *b);
+}
+
+VkCommandPool vkt_pool_create(struct vkt_device *d, VkCommandPoolCreateFlags flags)
+{
+    VkCommandPoolCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+        .flags = flags,
+        .queueFamilyIndex = d->family,
+    };
+    VkCommandPool pool;
+    VKT_CHECK(vkCreateCommandPool(d->device, &ci, NULL, &pool));
+    return pool;
+}
+
+/* ---- command buffers ----------------------------------------------------- */
+
+void vkt_cmd_alloc(struct vkt_device *d, VkCommandPool pool, const char *name, struct vkt_cmd *c)
+{
+    memset(c, 0, sizeof *c);
+    c->dev = d;
+    c->pool = pool;
+    VkCommandBufferAllocateInfo ai = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = 1,
+    };
+    VKT_CHECK(vkAllocateCommandBuffers(d->device, &ai, &c->cb));
+    if (name) {
+        vkt_set_name(d, VK_OBJECT_TYPE_COMMAND_BUFFER, (uint64_t)(uintptr_t)c->cb, name);
+        snprintf(c->name, sizeof c->name, "%s", name);
+    } else {
+        /* TRACE_FORMAT.md: unnamed command buffers are "VkCommandBuffer 0x<hex>" */
+        snprintf(c->name, sizeof c->name, "VkCommandBuffer 0x%" PRIx64, (uint64_t)(uintptr_t)c->cb);
+    }
+}
+
+void vkt_cmd_free(struct vkt_cmd *c)
+{
+    vkFreeCommandBuffers(c->dev->device, c->pool, 1, &c->cb);
+    c->cb = VK_NULL_HANDLE;
+    c->nops = 0;
+}
+
+void vkt_cmd_begin(struct vkt_cmd *c, VkCommandBufferUsageFlags flags)
+{
+    VkCommandBufferBeginInfo bi = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+        .flags = flags,
+    };
+    c->nops = 0; /* begin implicitly resets: the old labels are gone */
+    VKT_CHECK(vkBeginCommandBuffer(c->cb, &bi));
+}
+
+void vkt_cmd_end(struct vkt_cmd *c)
+{
+    VKT_CHECK(vkEndCommandBuffer(c->cb));
+}
+
+void vkt_cmd_reset(struct vkt_cmd *c)
+{
+    VKT_CHECK(vkResetCommandBuffer(c->cb, 0));
+    c->nops = 0;
+}
+
+void vkt_cmd_forget_ops(struct vkt_cmd *c)
+{
+    c->nops = 0;
+}
+
+static void record_op(struct vkt_cmd *c, bool begin, const char *name)
+{
+    if (c->nops == VKT_MAX_OPS)
+        vkt_die("too many label operations in one command buffer");
+    c->ops[c->nops].begin = begin;
+    snprintf(c->ops[c->nops].name, VKT_NAME_MAX, "%s", name ? name : "");
+    c->nops++;
+}
+
+void vkt_cmd_label_begin(struct vkt_cmd *c, const char *name)
+{
+    VkDebugUtilsLabelEXT label = {
+        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT,
+        .pLabelName = name,
+        .color = { 0.2f, 0.6f, 0.9f, 1.0f },
+    };
+    c->dev->inst->cmd_begin_label(c->cb, &label);
+    record_op(c, true, name);
+}
+
+void vkt_cmd_label_end(struct vkt_cmd *c)
+{
+    c->dev->inst->cmd_end_label(c->cb);
+    record_op(c, false, NULL);
+}
+
+/* Orders everything before against everything after (transfer, compute,
+ * host): these programs care about timing zones, not about overlap. */
+static void full_barrier(VkCommandBuffer cb)
+{
+    VkMemoryBarrier mb = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                         VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
+                         VK_ACCESS_HOST_READ_BIT,
+    };
+    VkPipelineStageFlags stages = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+    vkCmdPipelineBarrier(cb, stages, stages | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+static void bind_and_push(struct vkt_cmd *c, VkPipeline pipe, uint32_t a, uint32_t b)
+{
+    struct vkt_device *d = c->dev;
+    uint32_t push[2] = { a, b };
+    vkCmdBindPipeline(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+    vkCmdBindDescriptorSets(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipe_layout, 0, 1, &d->set, 0,
+                            NULL);
+    vkCmdPushConstants(c->cb, d->pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);
+}
+
+/* A fill and a dispatch over the work buffer: real work of some µs, so
+ * zones around it have a positive duration. */
+void vkt_cmd_work(struct vkt_cmd *c, uint32_t add)
+{
+    struct vkt_device *d = c->dev;
+    full_barrier(c->cb);
+    vkCmdFillBuffer(c->cb, d->work.buffer, 0, d->work.size / 2, add);
+    full_barrier(c->cb);
+    bind_and_push(c, d->add_pipe, add, 0);
+    vkCmdDispatch(c->cb, VKT_WORK_ELEMS / 64, 1, 1);
+}
+
+void vkt_cmd_spin(struct vkt_cmd *c, uint32_t groups, uint32_t iterations, uint32_t seed)
+{
+    if (groups < 1 || groups > VKT_SPIN_MAX_GROUPS)
+        vkt_die("bad spin group count %u", groups);
+    full_barrier(c->cb);
+    bind_and_push(c, c->dev->spin_pipe, iterations, seed);
+    vkCmdDispatch(c->cb, groups, 1, 1);
+}
+
+void vkt_cmd_copy_result(struct vkt_cmd *c)
+{
+    struct vkt_device *d = c->dev;
+    VkBufferCopy region = { 0, 0, d->work.size };
+    full_barrier(c->cb);
+    vkCmdCopyBuffer(c->cb, d->work.buffer, d->result.buffer, 1, &region);
+    full_barrier(c->cb);
+}
+
+/* ---- submission ------------------------------------------------------------ */
+
+static const char *api_name(enum vkt_api api)
+{
+    switch (api) {
+    case VKT_SUBMIT1:
+        return "vkQueueSubmit";
+    case VKT_SUBMIT2:
+        return "vkQueueSubmit2";
+    case VKT_SUBMIT2_KHR:
+        return "vkQueueSubmit2KHR";
+    }
+    return "?";
+}
+
+static const char *wait_name(enum vkt_wait w)
+{
+    switch (w) {
+    case VKT_WAIT_FENCE:
+    case VKT_DEFER_FENCE:
+        return "fence";
+    case VKT_WAIT_TIMELINE:
+        return "timeline";
+    case VKT_WAIT_IDLE:
+    case VKT_DEFER:
+        return "queue_idle";
+    }
+    return "?";
+}
+
+struct submit_plan {
+    int nbatches;
+    bool chain;
+    uint64_t timeline_value; /* 0: no timeline signal */
+    VkFence fence;
+};
+
+static VkResult submit_v1(struct vkt_device *d, const struct submit_plan *p,
+                          VkCommandBuffer cbs[][VKT_MAX_CMDS], const struct vkt_batch *b)
+{
+    VkSubmitInfo si[VKT_MAX_BATCHES];
+    VkSemaphore signal[VKT_MAX_BATCHES][2];
+    uint64_t signal_values[2] = { 0, 0 };
+    VkTimelineSemaphoreSubmitInfo tsi = { .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO };
+    static const VkPipelineStageFlags wait_stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    for (int i = 0; i < p->nbatches; i++) {
+        bool last = i == p->nbatches - 1;
+        si[i] = (VkSubmitInfo){
+            .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+            .commandBufferCount = (uint32_t)b[i].ncmds,
+            .pCommandBuffers = cbs[i],
+            .pSignalSemaphores = signal[i],
+        };
+        if (p->chain && i > 0) {
+            si[i].waitSemaphoreCount = 1;
+            si[i].pWaitSemaphores = &d->chain_sem[i - 1];
+            si[i].pWaitDstStageMask = &wait_stage;
+        }
+        if (p->chain && !last)
+            signal[i][si[i].signalSemaphoreCount++] = d->chain_sem[i];
+        if (last && p->timeline_value) {
+            signal_values[si[i].signalSemaphoreCount] = p->timeline_value;
+            signal[i][si[i].signalSemaphoreCount++] = d->timeline_sem;
+            tsi.signalSemaphoreValueCount = si[i].signalSemaphoreCount;
+            tsi.pSignalSemaphoreValues = signal_values;
+            si[i].pNext = &tsi;
+        }
+    }
+    return vkQueueSubmit(d->queue, (uint32_t)p->nbatches, si, p->fence);
+}
+
+static VkResult submit_v2(struct vkt_device *d, const struct submit_plan *p, bool khr,
+                          VkCommandBuffer cbs[][VKT_MAX_CMDS], const struct vkt_batch *b)
+{
+    VkSubmitInfo2 si[VKT_MAX_BATCHES];
+    VkCommandBufferSubmitInfo cbi[VKT_MAX_BATCHES][VKT_MAX_CMDS];
+    VkSemaphoreSubmitInfo wait[VKT_MAX_BATCHES], signal[VKT_MAX_BATCHES][2];
+    for (int i = 0; i < p->nbatches; i++) {
+        bool last = i == p->nbatches - 1;
+        for (int j = 0; j < b[i].ncmds; j++)
+            cbi[i][j] = (VkCommandBufferSubmitInfo){
+                .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
+                .commandBuffer = cbs[i][j],
+            };
+        si[i] = (VkSubmitInfo2){
+            .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+            .commandBufferInfoCount = (uint32_t)b[i].ncmds,
+            .pCommandBufferInfos = cbi[i],
+            .pSignalSemaphoreInfos = signal[i],
+        };
+        VkSemaphoreSubmitInfo ssi = {
+            .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+            .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+        };
+        if (p->chain && i > 0) {
+            wait[i] = ssi;
+            wait[i].semaphore = d->chain_sem[i - 1];
+            si[i].waitSemaphoreInfoCount = 1;
+            si[i].pWaitSemaphoreInfos = &wait[i];
+        }
+        if (p->chain && !last) {
+            signal[i][si[i].signalSemaphoreInfoCount] = ssi;
+            signal[i][si[i].signalSemaphoreInfoCount++].semaphore = d->chain_sem[i];
+        }
+        if (last && p->timeline_value) {
+            VkSemaphoreSubmitInfo *s = &signal[i][si[i].signalSemaphoreInfoCount++];
+            *s = ssi;
+            s->semaphore = d->timeline_sem;
+            s->value = p->timeline_value;
+        }
+    }
+    if (khr)
+        return d->submit2_khr(d->queue, (uint32_t)p->nbatches, si, p->fence);
+    return vkQueueSubmit2(d->queue, (uint32_t)p->nbatches, si, p->fence);
+}
+
+static void wait_timeline(struct vkt_device *d, uint64_t value)
+{
+    VkSemaphoreWaitInfo wi = {
+        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+        .semaphoreCount = 1,
+        .pSemaphores = &d->timeline_sem,
+        .pValues = &value,
+    };
+    VKT_CHECK(vkWaitSemaphores(d->device, &wi, UINT64_MAX));
+}
+
+int vkt_submit(struct vkt_device *d, enum vkt_api api, int nbatches, const struct vkt_batch *b,
+               enum vkt_wait wait, bool chain)
+{
+    if (nbatches < 1 || nbatches > VKT_MAX_BATCHES)
+        vkt_die("bad batch count %d", nbatches);
+    if (api == VKT_SUBMIT2 && !d->sync2)
+        vkt_die("vkQueueSubmit2 needs the synchronization2 feature");
+    if (api == VKT_SUBMIT2_KHR && !d->submit2_khr)
+        vkt_die("vkQueueSubmit2KHR needs VK_KHR_synchronization2");
+    if (wait == VKT_WAIT_TIMELINE && !d->timeline)
+        vkt_die("timeline wait needs the timelineSemaphore feature");
+
+    VkCommandBuffer cbs[VKT_MAX_BATCHES][VKT_MAX_CMDS];
+    for (int i = 0; i < nbatches; i++)
+        for (int j = 0; j < b[i].ncmds; j++)
+            cbs[i][j] = b[i].cmds[j]->cb;
+    struct submit_plan plan = {
+        .nbatches = nbatches,
+        .chain = chain,
+        .timeline_value = wait == VKT_WAIT_TIMELINE ? ++d->timeline_value : 0,
+        .fence = wait == VKT_WAIT_FENCE || wait == VKT_DEFER_FENCE ? d->fence : VK_NULL_HANDLE,
+    };
+
+    uint64_t t_submit = vkt_now_ns();
+    VkResult r = api == VKT_SUBMIT1 ? submit_v1(d, &plan, cbs, b)
+                                    : submit_v2(d, &plan, api == VKT_SUBMIT2_KHR, cbs, b);
+    uint64_t t_return = vkt_now_ns();
+    VKT_CHECK(r);
+    int call = truth_call_begin(d->queue_key, api_name(api), wait_name(wait), nbatches, b, t_submit,
+                                t_return);
+
+    switch (wait) {
+    case VKT_WAIT_FENCE:
+        vkt_finish_fence(d, call);
+        break;
+    case VKT_WAIT_TIMELINE:
+        wait_timeline(d, plan.timeline_value);
+        truth_call_done(call, vkt_now_ns());
+        break;
+    case VKT_WAIT_IDLE:
+        vkt_finish_idle(d);
+        break;
+    case VKT_DEFER_FENCE:
+    case VKT_DEFER:
+        break;
+    }
+    return call;
+}
+
+int vkt_submit1(struct vkt_cmd *c)
+{
+    struct vkt_batch b = { 1, { c } };
+    return vkt_submit(c->dev, VKT_SUBMIT1, 1, &b, VKT_WAIT_FENCE, false);
+}
+
+void vkt_finish_fence(struct vkt_device *d, int call)
+{
+    VKT_CHECK(vkWaitForFences(d->device, 1, &d->fence, VK_TRUE, UINT64_MAX));
+    truth_call_done(call, vkt_now_ns());
+    VKT_CHECK(vkResetFences(d->device, 1, &d->fence));
+}
+
+void vkt_finish_idle(struct vkt_device *d)
+{
+    VKT_CHECK(vkQueueWaitIdle(d->queue));
+    truth_queue_done(d->queue_key, vkt_now_ns());
+}
+
+void vkt_queue_label_begin(struct vkt_device *d, const char *name)
+{
+    VkDebugUtilsLabelEXT label = {
+        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT,
+        .pLabelName = name,
+    };
+    d->inst->queue_begin_label(d->queue, &label);
+    truth_queue_label(d->queue_key, true, name);
+}
+
+void vkt_queue_label_end(struct vkt_device *d)
+{
+    d->inst->queue_end_label(d->queue);
+    truth_queue_label(d->queue_key, false, NULL);
+}
