@@ -138,6 +138,7 @@ struct gz_vk_device {
     uint32_t nfree_chunks;
 
     uint64_t last_calibration_ns; /* the worker's periodic samples */
+    uint64_t families_warned; /* families told to have no timestamps (bit = family) */
 };
 
 /* vk_device.c */

@@ -37,9 +37,14 @@ gz_vk_queue *gz_vk_queue_new(gz_vk_device *dev, VkQueue handle, uint32_t family,
     q->valid_bits = family < dev->info.family_count ? dev->valid_bits[family] : 0;
     pthread_mutex_init(&q->lock, NULL);
     if (!q->valid_bits) {
-        gz_log("queue family %u of %s has no timestamps (timestampValidBits = 0): its "
-               "queues get no zones",
-               family, dev->info.device_name);
+        /* Called under the device lock (gz_vk_queue_get): one message per
+         * device and family. */
+        uint64_t bit = family < 64 ? 1ull << family : 0;
+        if (!(dev->families_warned & bit))
+            gz_log("queue family %u of %s has no timestamps (timestampValidBits = 0): its "
+                   "queues get no zones",
+                   family, dev->info.device_name);
+        dev->families_warned |= bit;
         return q;
     }
     default_name(q, q->name, sizeof q->name);

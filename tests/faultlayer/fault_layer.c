@@ -5,6 +5,13 @@
  *
  *   GZFAULT_HIDE_CALIBRATION=1   the device has no calibrated timestamps
  *                                (VK_EXT/KHR_calibrated_timestamps hidden)
+ *   GZFAULT_HIDE_HOST_QUERY_RESET=1
+ *                                no host query reset: VK_EXT_host_query_reset
+ *                                hidden, the hostQueryReset feature reported
+ *                                false, and device creation refused if it is
+ *                                asked for anyway
+ *   GZFAULT_VALID_BITS=N         every queue family reports timestampValidBits
+ *                                N (only 0 today: "no timestamps")
  *
  * Every other call passes straight through. */
 #include <pthread.h>
@@ -24,6 +31,10 @@ typedef struct instance_data {
      * vkDestroyInstance with the top of the chain. */
     PFN_vkDestroyInstance DestroyInstance;
     PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties;
+    PFN_vkGetPhysicalDeviceFeatures2 GetPhysicalDeviceFeatures2;
+    PFN_vkGetPhysicalDeviceFeatures2 GetPhysicalDeviceFeatures2KHR;
+    PFN_vkGetPhysicalDeviceQueueFamilyProperties GetPhysicalDeviceQueueFamilyProperties;
+    PFN_vkGetPhysicalDeviceQueueFamilyProperties2 GetPhysicalDeviceQueueFamilyProperties2;
 } instance_data;
 
 typedef struct device_data {
@@ -98,6 +109,16 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo 
                 .DestroyInstance = (PFN_vkDestroyInstance)next(*instance, "vkDestroyInstance"),
                 .EnumerateDeviceExtensionProperties = (PFN_vkEnumerateDeviceExtensionProperties)next(
                     *instance, "vkEnumerateDeviceExtensionProperties"),
+                .GetPhysicalDeviceFeatures2 = (PFN_vkGetPhysicalDeviceFeatures2)next(
+                    *instance, "vkGetPhysicalDeviceFeatures2"),
+                .GetPhysicalDeviceFeatures2KHR = (PFN_vkGetPhysicalDeviceFeatures2)next(
+                    *instance, "vkGetPhysicalDeviceFeatures2KHR"),
+                .GetPhysicalDeviceQueueFamilyProperties =
+                    (PFN_vkGetPhysicalDeviceQueueFamilyProperties)next(
+                        *instance, "vkGetPhysicalDeviceQueueFamilyProperties"),
+                .GetPhysicalDeviceQueueFamilyProperties2 =
+                    (PFN_vkGetPhysicalDeviceQueueFamilyProperties2)next(
+                        *instance, "vkGetPhysicalDeviceQueueFamilyProperties2"),
             };
             break;
         }
@@ -121,9 +142,72 @@ static VKAPI_ATTR void VKAPI_CALL DestroyInstance(VkInstance instance,
 
 static bool hidden_extension(const char *name)
 {
-    return env_on("GZFAULT_HIDE_CALIBRATION") &&
-           (!strcmp(name, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME) ||
-            !strcmp(name, "VK_KHR_calibrated_timestamps"));
+    if (env_on("GZFAULT_HIDE_CALIBRATION") &&
+        (!strcmp(name, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME) ||
+         !strcmp(name, "VK_KHR_calibrated_timestamps")))
+        return true;
+    return env_on("GZFAULT_HIDE_HOST_QUERY_RESET") &&
+           !strcmp(name, VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
+}
+
+/* The hostQueryReset flags in a features chain (queried or requested). */
+static VkBool32 *next_hqr_flag(const void **chain)
+{
+    for (VkBaseOutStructure *s = (VkBaseOutStructure *)*chain; s; s = s->pNext) {
+        *chain = s->pNext;
+        if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES)
+            return &((VkPhysicalDeviceHostQueryResetFeatures *)s)->hostQueryReset;
+        if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES)
+            return &((VkPhysicalDeviceVulkan12Features *)s)->hostQueryReset;
+    }
+    return NULL;
+}
+
+static void features2(VkPhysicalDevice phys, VkPhysicalDeviceFeatures2 *f, bool khr)
+{
+    instance_data *d = find_instance(phys);
+    (khr ? d->GetPhysicalDeviceFeatures2KHR : d->GetPhysicalDeviceFeatures2)(phys, f);
+    if (env_on("GZFAULT_HIDE_HOST_QUERY_RESET")) {
+        const void *chain = f->pNext;
+        VkBool32 *flag;
+        while ((flag = next_hqr_flag(&chain)))
+            *flag = VK_FALSE;
+    }
+}
+
+static VKAPI_ATTR void VKAPI_CALL GetPhysicalDeviceFeatures2(VkPhysicalDevice phys,
+                                                             VkPhysicalDeviceFeatures2 *f)
+{
+    features2(phys, f, false);
+}
+
+static VKAPI_ATTR void VKAPI_CALL GetPhysicalDeviceFeatures2KHR(VkPhysicalDevice phys,
+                                                                VkPhysicalDeviceFeatures2 *f)
+{
+    features2(phys, f, true);
+}
+
+static void fake_valid_bits(uint32_t *bits)
+{
+    const char *v = getenv("GZFAULT_VALID_BITS");
+    if (v && *v)
+        *bits = (uint32_t)strtoul(v, NULL, 10);
+}
+
+static VKAPI_ATTR void VKAPI_CALL GetPhysicalDeviceQueueFamilyProperties(
+    VkPhysicalDevice phys, uint32_t *count, VkQueueFamilyProperties *props)
+{
+    find_instance(phys)->GetPhysicalDeviceQueueFamilyProperties(phys, count, props);
+    for (uint32_t i = 0; props && i < *count; i++)
+        fake_valid_bits(&props[i].timestampValidBits);
+}
+
+static VKAPI_ATTR void VKAPI_CALL GetPhysicalDeviceQueueFamilyProperties2(
+    VkPhysicalDevice phys, uint32_t *count, VkQueueFamilyProperties2 *props)
+{
+    find_instance(phys)->GetPhysicalDeviceQueueFamilyProperties2(phys, count, props);
+    for (uint32_t i = 0; props && i < *count; i++)
+        fake_valid_bits(&props[i].queueFamilyProperties.timestampValidBits);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL EnumerateDeviceExtensionProperties(
@@ -172,6 +256,17 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice phys,
     PFN_vkGetDeviceProcAddr next_gdpa = link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
     link->u.pLayerInfo = link->u.pLayerInfo->pNext;
     PFN_vkCreateDevice create = (PFN_vkCreateDevice)next_gipa(inst->handle, "vkCreateDevice");
+    if (env_on("GZFAULT_HIDE_HOST_QUERY_RESET")) {
+        /* Like a driver without the feature: asking for it fails. */
+        const void *chain = info->pNext;
+        VkBool32 *flag;
+        while ((flag = next_hqr_flag(&chain)))
+            if (*flag)
+                return VK_ERROR_FEATURE_NOT_PRESENT;
+        for (uint32_t i = 0; i < info->enabledExtensionCount; i++)
+            if (!strcmp(info->ppEnabledExtensionNames[i], VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME))
+                return VK_ERROR_EXTENSION_NOT_PRESENT;
+    }
     VkResult r = create(phys, info, alloc, device);
     if (r != VK_SUCCESS)
         return r;
@@ -214,6 +309,14 @@ static PFN_vkVoidFunction own(const char *name)
         return (PFN_vkVoidFunction)EnumerateDeviceExtensionProperties;
     if (!strcmp(name, "vkCreateDevice"))
         return (PFN_vkVoidFunction)CreateDevice;
+    if (!strcmp(name, "vkGetPhysicalDeviceFeatures2"))
+        return (PFN_vkVoidFunction)GetPhysicalDeviceFeatures2;
+    if (!strcmp(name, "vkGetPhysicalDeviceFeatures2KHR"))
+        return (PFN_vkVoidFunction)GetPhysicalDeviceFeatures2KHR;
+    if (!strcmp(name, "vkGetPhysicalDeviceQueueFamilyProperties"))
+        return (PFN_vkVoidFunction)GetPhysicalDeviceQueueFamilyProperties;
+    if (!strcmp(name, "vkGetPhysicalDeviceQueueFamilyProperties2"))
+        return (PFN_vkVoidFunction)GetPhysicalDeviceQueueFamilyProperties2;
     if (!strcmp(name, "vkDestroyDevice"))
         return (PFN_vkVoidFunction)DestroyDevice;
     if (!strcmp(name, "vkGetDeviceProcAddr"))

@@ -32,6 +32,7 @@ import gztrace  # noqa: E402
 
 LAYER = "VK_LAYER_GPUZONES_timing"
 VALIDATION = "VK_LAYER_KHRONOS_validation"
+FAULT_LAYER = "VK_LAYER_GPUZONES_clockfault"
 LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 
 # How far a GPU zone may lie outside the host-time window of its submission
@@ -116,6 +117,15 @@ def layer_env(args, tmp, trace, enable_layer=True):
     if enable_layer:
         env["VK_ADD_LAYER_PATH"] = os.path.abspath(args.layer_dir)
         layers.append(LAYER)
+    if args.fault:
+        # The fault layer sits right below ours, so we see the fault and
+        # validation (below it) still sees everything the driver gets.
+        env["VK_ADD_LAYER_PATH"] = os.pathsep.join(
+            p for p in (env.get("VK_ADD_LAYER_PATH"), os.path.abspath(args.fault_layer_dir)) if p)
+        layers.append(FAULT_LAYER)
+        for f in args.fault:
+            name, _, value = f.partition("=")
+            env[name] = value
     if args.validation:
         # "above": validation between the app and our layer (it checks the
         # app's calls as the app made them); "below": between our layer and
@@ -124,6 +134,9 @@ def layer_env(args, tmp, trace, enable_layer=True):
             layers.insert(0, VALIDATION)
         else:
             layers.append(VALIDATION)
+        env["GZ_TEST_APP_LAYERS"] = ":".join(layers)
+    elif args.fault:
+        # The order matters: the program enables the layers itself.
         env["GZ_TEST_APP_LAYERS"] = ":".join(layers)
     elif layers:
         env["VK_INSTANCE_LAYERS"] = ":".join(layers)
@@ -531,7 +544,28 @@ def check_workload(ck, truth, labels_by_id):
               % (us(z["_dur"]), us(host), WORKLOAD_TOLERANCE * 100))
 
 
-def check_against_truth(ck, t, truth, slack):
+def check_fault_expectation(ck, t, truth, err, expect):
+    """What a fault must take away, and only that."""
+    said = [l for l in err.splitlines() if l.startswith("gpuzones:")]
+    if expect == "no-labels":
+        labels = [z for z in t.gpu_zones() if z.get("args", {}).get("level") == "label"]
+        ck.expect(not labels, "labels timed without host query reset: %s"
+                  % (gztrace.describe(labels[0]) if labels else ""))
+        ck.expect(sum("has no host query reset" in l for l in said) == 1,
+                  "not exactly one 'no host query reset' message: %s" % said)
+    elif expect == "no-zones":
+        ck.expect(not t.gpu_zones(), "GPU zones on a queue family without timestamps")
+        # lavapipe has one queue per device: one message per device and family
+        # is one per queue of the truth.
+        families = truth["queues"]
+        warned = [l for l in said if "has no timestamps" in l]
+        ck.expect(len(warned) == len(families),
+                  "want one 'no timestamps' message per device and family, got %s" % warned)
+
+
+def check_against_truth(ck, t, truth, slack, expect="all"):
+    if expect == "no-zones":
+        return
     queues = map_queues(ck, t, truth, slack)
     flows = t.flows()
     labels_by_id = {}
@@ -554,11 +588,13 @@ def check_against_truth(ck, t, truth, slack):
         bad = [z for z in t.gpu_zones(tid=tid) if z.get("args", {}).get("level") == "label"]
         ck.expect(not bad, "queue %d: label zones on the queue track, e.g. %s"
                   % (key, gztrace.describe(bad[0]) if bad else ""))
-        labels_by_id.update(check_labels(ck, t, truth, key, label_tid, slack))
+        if expect != "no-labels":
+            labels_by_id.update(check_labels(ck, t, truth, key, label_tid, slack))
     extra = [x for x in t.gpu_tracks() if x not in used_tracks and t.gpu_zones(tid=x)]
     ck.expect(not extra, "GPU zones on tracks that belong to no queue of the program: %s"
               % [t.thread_names().get(x, x) for x in extra])
-    check_workload(ck, truth, labels_by_id)
+    if expect != "no-labels":
+        check_workload(ck, truth, labels_by_id)
 
 
 # ---- modes -----------------------------------------------------------------------------------
@@ -598,8 +634,9 @@ def mode_case(args):
     cmd = [os.path.abspath(args.program), "--case", args.case, "--truth", truth_path]
     if args.count:
         cmd += ["--count", str(args.count)]
-    title = "vk case %s%s%s" % (args.case, " (validation %s)" % args.validation if args.validation else "",
-                                " (no layer)" if args.no_layer else "")
+    title = "vk case %s%s%s%s" % (args.case, " (validation %s)" % args.validation if args.validation else "",
+                                  " (no layer)" if args.no_layer else "",
+                                  " (fault %s)" % " ".join(args.fault) if args.fault else "")
     rc, out, err = run(cmd, env, tmp)
     with open(os.path.join(tmp, "stderr.txt"), "w") as f:
         f.write(err)
@@ -626,7 +663,8 @@ def mode_case(args):
         return finish(ck, title, tmp, True)
     check_generic(ck, t, truth["pid"])
     check_totals(ck, t)
-    check_against_truth(ck, t, truth, args.slack_us * 1000)
+    check_against_truth(ck, t, truth, args.slack_us * 1000, args.expect)
+    check_fault_expectation(ck, t, truth, err, args.expect)
     return finish(ck, title, tmp, args.keep)
 
 
@@ -824,7 +862,14 @@ def main():
                     help="allowed GPU zone overhang outside the host window (default %(default)s)")
     ap.add_argument("--icd", default=LAVAPIPE_ICD, help="VK_ICD_FILENAMES value (default lavapipe)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument("--fault", action="append", default=[], metavar="GZFAULT_X=V",
+                    help="load the clock-fault layer below ours with this setting (repeatable)")
+    ap.add_argument("--fault-layer-dir", help="directory of the fault layer's manifest")
+    ap.add_argument("--expect", choices=("all", "no-labels", "no-zones"), default="all",
+                    help="what the fault takes away: nothing, the label zones, every GPU zone")
     args = ap.parse_args()
+    if args.fault and not args.fault_layer_dir:
+        ap.error("--fault needs --fault-layer-dir")
     if args.sample:
         if not args.sample_test or not (args.layer_dir or args.implicit_manifest):
             ap.error("--sample needs --sample-test and --layer-dir (or --implicit-manifest)")
