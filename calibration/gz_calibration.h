@@ -34,6 +34,28 @@ gz_tick_period gz_tick_period_from_ns(double ns_per_tick);
 /* ticks * period, in ns, rounded down; saturates at UINT64_MAX. */
 uint64_t gz_ticks_to_ns(uint64_t ticks, gz_tick_period period);
 
+/* ns → ticks, for predictions only (long double: exact enough to choose a
+ * wrap count, not to convert results). */
+uint64_t gz_ns_to_ticks(uint64_t ns, double ns_per_tick);
+
+/* Unwrapping of timestamps with N valid bits into a monotonic 64-bit tick
+ * count. The first value fixes the origin (wrap count 0). */
+typedef struct gz_unwrap {
+    uint32_t bits;
+    uint64_t mask;
+    bool started;
+    uint64_t first;   /* first unwrapped value */
+    uint64_t highest; /* highest unwrapped value so far */
+} gz_unwrap;
+
+void gz_unwrap_init(gz_unwrap *u, uint32_t bits);
+/* The value k * 2^N + (raw & mask) nearest to predicted (unwrapped ticks):
+ * right while the prediction is within half a wrap of the truth, however
+ * many wraps passed since the last value. */
+uint64_t gz_unwrap_near(gz_unwrap *u, uint64_t raw, uint64_t predicted);
+/* Wraps crossed between the first value and the highest one. */
+uint64_t gz_unwrap_wraps(const gz_unwrap *u);
+
 /* One calibrated pair: a GPU time and a host time taken together, with the
  * driver's bound on how far apart the two readings may be. */
 typedef struct gz_calib_pair {
@@ -62,36 +84,70 @@ typedef enum gz_calib_method {
 
 const char *gz_calib_method_name(gz_calib_method m);
 
-/* Maps GPU ns to host ns. Today: offset taken from the most trustworthy
- * sample seen: a better method always wins; within one method a newer sample
- * wins unless its deviation is more than twice that of the sample in use
- * (model.c says why). Bounds only give the offset while no pair is known.
- * The fields are the model's private state. */
+/* The clock model: host_ns = gpu_ns + a + b * (gpu_ns - t_ref), an offset
+ * and a drift (b, about 1e-6 per ppm), fitted from constraints on the offset
+ * host - gpu at GPU times t:
+ *   - a calibrated pair gives offset in [o - deviation, o + deviation];
+ *   - a sync point (host times before and after a known GPU timestamp) and
+ *     the causality bounds of every submission (GPU work starts after its
+ *     submit, ends before the host saw it complete) give one side each.
+ * The fit is the line that keeps the largest margin to every constraint in
+ * a window of recent ones: an outlier that is merely loose (a descheduled
+ * thread widening one bracket) cannot move it, and the window follows
+ * slowly varying drift. When the constraints cannot all hold (a step in the
+ * GPU counter, or drift that changed), the oldest are dropped until they
+ * can; a large step counts as a jump. Constraints are kept per time bucket
+ * (the tightest of each side), so memory is bounded at any submit rate. */
+#define GZ_MODEL_BUCKETS 1024
+#define GZ_MODEL_BUCKET_NS 10000000ull /* 10 ms of GPU time */
+
+typedef struct gz_model_bucket {
+    int64_t id;       /* GPU time / GZ_MODEL_BUCKET_NS */
+    double lo_t, lo;  /* tightest lower bound on the offset, at GPU time lo_t */
+    double hi_t, hi;  /* tightest upper bound, at hi_t (times relative to t_ref) */
+    bool has_lo, has_hi;
+    uint8_t methods;  /* 1 << gz_calib_method that contributed */
+} gz_model_bucket;
+
 typedef struct gz_clock_model {
-    gz_calib_method method;
-    uint64_t samples;             /* samples accepted */
-    uint64_t deviation_ns;        /* deviation of the sample in use */
-    int64_t offset_ns;            /* host_ns - gpu_ns of the sample in use */
-    /* bounds-only state: offset must lie in [lo, hi] */
-    int64_t bound_lo;
-    int64_t bound_hi;
-    bool have_lo, have_hi;
+    /* Results, for users and reports. */
+    gz_calib_method method;  /* best kind of constraint in the window */
+    uint64_t samples;        /* constraints accepted */
+    uint64_t deviation_ns;   /* half the fitted band: the error bound at the fit */
+    uint64_t calib_deviation_ns; /* smallest maxDeviation of a calibrated pair */
+    int64_t offset_ns;       /* host - gpu at the newest constraint */
+    double drift_ppm;
+    uint64_t jumps;          /* steps detected */
+    uint64_t refits;
+    /* The fit. */
+    bool have_ref, fitted, dirty;
+    uint64_t t_ref;          /* GPU ns of the first constraint */
+    double a, b;
+    double newest_t;
+    /* The window: a ring of buckets, oldest first. */
+    uint32_t head, count;
+    gz_model_bucket buckets[GZ_MODEL_BUCKETS];
 } gz_clock_model;
 
 void gz_model_init(gz_clock_model *m);
 
-/* A calibrated pair or a bracketed sync point. For a sync point, host_ns is
- * the middle of the bracket and deviation_ns half its width; it is used as
- * the two bounds it is, intersected with all other bounds. */
+/* A calibrated pair, or a sync point given as a pair: host_ns the middle of
+ * the bracket and deviation_ns half its width. */
 void gz_model_add_pair(gz_clock_model *m, gz_calib_method method, const gz_calib_pair *p);
 
-/* Causality bounds: the GPU time gpu_ns happened at or after host time
- * host_ns_not_before (a submit), or at or before host_ns_not_after (seen
- * complete). Pass 0 for an unknown side. */
+/* Causality bounds: GPU time gpu_begin_ns happened at or after host time
+ * host_ns_not_before, gpu_end_ns at or before host_ns_not_after. A host time
+ * of 0 means that side is unknown. */
 void gz_model_add_bounds(gz_clock_model *m, uint64_t gpu_begin_ns, uint64_t host_ns_not_before,
                          uint64_t gpu_end_ns, uint64_t host_ns_not_after);
 
-/* GPU ns → host ns with the current estimate (saturating at 0). */
+/* Refits if constraints arrived since the last fit. Cost: about 60 passes
+ * over the window. */
+void gz_model_fit(gz_clock_model *m);
+
+/* GPU ns → host ns with the current fit (saturating). */
 uint64_t gz_model_to_host(const gz_clock_model *m, uint64_t gpu_ns);
+/* host ns → GPU ns, the inverse: to predict where a timestamp should lie. */
+uint64_t gz_model_to_gpu(const gz_clock_model *m, uint64_t host_ns);
 
 #endif

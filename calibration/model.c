@@ -1,159 +1,282 @@
-/* The GPU → host clock model: a plain offset for now.
- *
- * Offsets are host_ns - gpu_ns. Both are unsigned 64-bit, so the difference
- * is formed in 128 bits and clamped to int64: real clocks are far from that
- * range, but garbage from a driver must not be undefined behaviour. */
-#include "gz_calibration.h"
-
-#include <stddef.h>
+/* The GPU → host clock model: a windowed, largest-margin line through the
+ * offset constraints (see gz_calibration.h). */
+#include <math.h>
 #include <string.h>
 
-static int64_t clamp_i64(__int128 v)
-{
-    if (v > INT64_MAX)
-        return INT64_MAX;
-    if (v < INT64_MIN)
-        return INT64_MIN;
-    return (int64_t)v;
-}
+#include "gz_calibration.h"
 
-static int64_t offset_of(uint64_t host_ns, uint64_t gpu_ns)
-{
-    return clamp_i64((__int128)host_ns - (__int128)gpu_ns);
-}
-
-static bool is_pair_method(gz_calib_method method)
-{
-    return method == GZ_CALIB_CALIBRATED || method == GZ_CALIB_SYNC_POINT;
-}
+#define MAX_DRIFT 2e-3           /* ±2000 ppm: far beyond any real clock */
+#define MIN_SPAN_FOR_DRIFT 5e8   /* 0.5 s: below it the slope is not observable */
+#define FEASIBLE_SLACK 1.0       /* ns of rounding a fit may miss a constraint by */
+#define JUMP_NS 50000.0          /* a contradiction larger than this is a step */
+#define SEARCH_STEPS 50
 
 void gz_model_init(gz_clock_model *m)
 {
-    if (!m)
-        return;
-    memset(m, 0, sizeof(*m));
-    m->method = GZ_CALIB_NONE; /* offset 0: identity mapping */
+    memset(m, 0, sizeof *m);
+    m->method = GZ_CALIB_NONE;
+}
+
+static double rel(const gz_clock_model *m, uint64_t gpu_ns)
+{
+    return (double)(int64_t)(gpu_ns - m->t_ref);
+}
+
+static gz_model_bucket *bucket_at(gz_clock_model *m, uint32_t i)
+{
+    return &m->buckets[(m->head + i) % GZ_MODEL_BUCKETS];
+}
+
+/* The bucket for GPU time gpu_ns: the newest one or a new one after it.
+ * Out-of-order times within the window land in their bucket if it exists,
+ * else in the newest (10 ms of smear at worst). */
+static gz_model_bucket *bucket_for(gz_clock_model *m, uint64_t gpu_ns)
+{
+    if (!m->have_ref) {
+        m->have_ref = true;
+        m->t_ref = gpu_ns;
+    }
+    int64_t id = (int64_t)(gpu_ns / GZ_MODEL_BUCKET_NS);
+    for (uint32_t i = m->count; i-- > 0;) {
+        gz_model_bucket *b = bucket_at(m, i);
+        if (b->id == id)
+            return b;
+        if (b->id < id)
+            break;
+    }
+    if (m->count && bucket_at(m, m->count - 1)->id > id)
+        return bucket_at(m, m->count - 1);
+    if (m->count == GZ_MODEL_BUCKETS) {
+        m->head = (m->head + 1) % GZ_MODEL_BUCKETS;
+        m->count--;
+    }
+    gz_model_bucket *b = bucket_at(m, m->count++);
+    memset(b, 0, sizeof *b);
+    b->id = id;
+    return b;
+}
+
+static void add_lo(gz_clock_model *m, uint64_t gpu_ns, double lo, gz_calib_method method)
+{
+    gz_model_bucket *b = bucket_for(m, gpu_ns);
+    double t = rel(m, gpu_ns);
+    if (!b->has_lo || lo > b->lo) {
+        b->lo = lo;
+        b->lo_t = t;
+        b->has_lo = true;
+        m->dirty = true;
+    }
+    b->methods |= (uint8_t)(1u << method);
+    if (t > m->newest_t)
+        m->newest_t = t;
+    m->samples++;
+}
+
+static void add_hi(gz_clock_model *m, uint64_t gpu_ns, double hi, gz_calib_method method)
+{
+    gz_model_bucket *b = bucket_for(m, gpu_ns);
+    double t = rel(m, gpu_ns);
+    if (!b->has_hi || hi < b->hi) {
+        b->hi = hi;
+        b->hi_t = t;
+        b->has_hi = true;
+        m->dirty = true;
+    }
+    b->methods |= (uint8_t)(1u << method);
+    if (t > m->newest_t)
+        m->newest_t = t;
+    m->samples++;
+}
+
+static double offset_of(uint64_t host_ns, uint64_t gpu_ns)
+{
+    return (double)(int64_t)(host_ns - gpu_ns);
 }
 
 void gz_model_add_pair(gz_clock_model *m, gz_calib_method method, const gz_calib_pair *p)
 {
-    bool take;
-
-    /* Bounds have their own entry point; NONE or an unknown value carries
-     * no information. */
-    if (!m || !p || !is_pair_method(method))
+    if (method != GZ_CALIB_CALIBRATED && method != GZ_CALIB_SYNC_POINT)
         return;
-
-    /* A sync point is a bracket: the GPU time happened between host_ns -
-     * deviation and host_ns + deviation. Its middle is biased by whatever
-     * part of the bracket is submission latency, so it is intersected with
-     * every other bound instead of being trusted on its own. */
-    if (method == GZ_CALIB_SYNC_POINT) {
-        if (m->method == GZ_CALIB_CALIBRATED)
-            return;
-        uint64_t before = p->host_ns > p->deviation_ns ? p->host_ns - p->deviation_ns : 1;
-        uint64_t after =
-            p->host_ns > UINT64_MAX - p->deviation_ns ? UINT64_MAX : p->host_ns + p->deviation_ns;
-        m->method = GZ_CALIB_SYNC_POINT;
-        gz_model_add_bounds(m, p->gpu_ns, before, p->gpu_ns, after);
-        return;
-    }
-
-    if (!is_pair_method(m->method) || method < m->method) {
-        take = true; /* first pair, or a better kind of sample */
-    } else if (method > m->method) {
-        take = false; /* e.g. a sync point while calibrated pairs exist */
-    } else {
-        /* Same method. Taking only strictly better deviations would freeze
-         * the offset at one lucky old sample while the clocks drift apart;
-         * taking every sample would let one wide outlier move it. So a newer
-         * sample wins when it is at most twice as wide as the one in use.
-         * (A slow run of ever wider samples can still walk the deviation up;
-         * the drift model that replaces this keeps a window instead.) */
-        uint64_t limit = m->deviation_ns > UINT64_MAX / 2 ? UINT64_MAX : m->deviation_ns * 2;
-        take = p->deviation_ns <= limit;
-    }
-    if (!take)
-        return;
-
-    m->method = method;
-    m->deviation_ns = p->deviation_ns;
-    m->offset_ns = offset_of(p->host_ns, p->gpu_ns);
-    m->samples++;
-}
-
-/* The offset from causality bounds alone: the middle of [lo, hi] when both
- * sides are known, else the side that is. */
-static void use_bounds(gz_clock_model *m)
-{
-    if (m->have_lo && m->have_hi) {
-        __int128 lo = m->bound_lo, hi = m->bound_hi;
-        /* hi < lo means the bounds contradict each other (drift, or a wrong
-         * unwrap upstream); the middle is still the least wrong guess and
-         * the deviation then shows how bad things are. */
-        __int128 width = hi >= lo ? hi - lo : lo - hi;
-        m->offset_ns = clamp_i64(lo + (hi - lo) / 2);
-        m->deviation_ns = (uint64_t)((width + 1) / 2); /* width <= 2^64 - 1 */
-    } else if (m->have_lo) {
-        m->offset_ns = m->bound_lo;
-        m->deviation_ns = UINT64_MAX; /* one side only: no bound on the error */
-    } else if (m->have_hi) {
-        m->offset_ns = m->bound_hi;
-        m->deviation_ns = UINT64_MAX;
-    } else {
-        return;
-    }
-    if (m->method != GZ_CALIB_SYNC_POINT)
-        m->method = GZ_CALIB_BOUNDS;
+    double o = offset_of(p->host_ns, p->gpu_ns);
+    double d = (double)p->deviation_ns;
+    /* A sync point's middle is biased by whatever part of the bracket is
+     * submission latency: it enters as the two bounds it is. */
+    add_lo(m, p->gpu_ns, o - d, method);
+    add_hi(m, p->gpu_ns, o + d, method);
+    if (method == GZ_CALIB_CALIBRATED &&
+        (!m->calib_deviation_ns || p->deviation_ns < m->calib_deviation_ns))
+        m->calib_deviation_ns = p->deviation_ns ? p->deviation_ns : 1;
 }
 
 void gz_model_add_bounds(gz_clock_model *m, uint64_t gpu_begin_ns, uint64_t host_ns_not_before,
                          uint64_t gpu_end_ns, uint64_t host_ns_not_after)
 {
-    bool tightened = false;
+    /* gpu_begin + offset >= host_not_before; gpu_end + offset <= host_not_after */
+    if (host_ns_not_before)
+        add_lo(m, gpu_begin_ns, offset_of(host_ns_not_before, gpu_begin_ns), GZ_CALIB_BOUNDS);
+    if (host_ns_not_after)
+        add_hi(m, gpu_end_ns, offset_of(host_ns_not_after, gpu_end_ns), GZ_CALIB_BOUNDS);
+}
 
-    if (!m)
-        return;
+typedef struct envelope {
+    double lo_max, hi_min; /* of lo - b t and hi - b t */
+    bool has_lo, has_hi;
+} envelope;
 
-    /* A side is unknown when its host time is 0 (CLOCK_MONOTONIC is never 0
-     * by the time anything is submitted); a GPU time of 0 is a valid time. */
-    if (host_ns_not_before) {
-        /* gpu_begin + offset >= host_not_before */
-        int64_t lo = offset_of(host_ns_not_before, gpu_begin_ns);
-        if (!m->have_lo || lo > m->bound_lo) {
-            m->bound_lo = lo;
-            m->have_lo = true;
-            tightened = true;
+static envelope envelope_at(const gz_clock_model *m, double slope)
+{
+    envelope e = {-INFINITY, INFINITY, false, false};
+    for (uint32_t i = 0; i < m->count; i++) {
+        const gz_model_bucket *b = &m->buckets[(m->head + i) % GZ_MODEL_BUCKETS];
+        if (b->has_lo) {
+            double v = b->lo - slope * b->lo_t;
+            if (v > e.lo_max)
+                e.lo_max = v;
+            e.has_lo = true;
+        }
+        if (b->has_hi) {
+            double v = b->hi - slope * b->hi_t;
+            if (v < e.hi_min)
+                e.hi_min = v;
+            e.has_hi = true;
         }
     }
-    if (host_ns_not_after) {
-        /* gpu_end + offset <= host_not_after */
-        int64_t hi = offset_of(host_ns_not_after, gpu_end_ns);
-        if (!m->have_hi || hi < m->bound_hi) {
-            m->bound_hi = hi;
-            m->have_hi = true;
-            tightened = true;
+    return e;
+}
+
+/* The band's width at a slope: concave in the slope (a minimum of lines
+ * minus a maximum of lines), so a ternary search finds its maximum. */
+static double width_at(const gz_clock_model *m, double slope)
+{
+    envelope e = envelope_at(m, slope);
+    if (!e.has_lo || !e.has_hi)
+        return INFINITY;
+    return e.hi_min - e.lo_max;
+}
+
+static double time_span(const gz_clock_model *m)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (uint32_t i = 0; i < m->count; i++) {
+        const gz_model_bucket *b = &m->buckets[(m->head + i) % GZ_MODEL_BUCKETS];
+        if (b->has_lo) {
+            lo = fmin(lo, b->lo_t);
+            hi = fmax(hi, b->lo_t);
+        }
+        if (b->has_hi) {
+            lo = fmin(lo, b->hi_t);
+            hi = fmax(hi, b->hi_t);
         }
     }
-    if (!tightened)
-        return;
-    m->samples++;
+    return hi > lo ? hi - lo : 0;
+}
 
-    /* Bounds are only the fallback: a calibrated offset is kept even when it
-     * falls outside [lo, hi]; reconciling the two is the drift model's job.
-     * Sync points are bounds themselves. */
-    if (m->method != GZ_CALIB_CALIBRATED)
-        use_bounds(m);
+static double best_slope(const gz_clock_model *m)
+{
+    /* Drift shows only with both sides bounded, and only over time: over a
+     * short span keep the slope in use (0 at first) while the constraints
+     * agree with it. */
+    envelope e = envelope_at(m, m->b);
+    if (!e.has_lo || !e.has_hi)
+        return m->b;
+    if (time_span(m) < MIN_SPAN_FOR_DRIFT && e.hi_min - e.lo_max >= 0)
+        return m->b;
+    double lo = -MAX_DRIFT, hi = MAX_DRIFT;
+    for (int i = 0; i < SEARCH_STEPS; i++) {
+        double m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
+        if (width_at(m, m1) < width_at(m, m2))
+            lo = m1;
+        else
+            hi = m2;
+    }
+    double s = (lo + hi) / 2;
+    /* On a plateau every slope is as good: prefer the one in use. */
+    return width_at(m, m->b) >= width_at(m, s) ? m->b : s;
+}
+
+static gz_calib_method best_method(const gz_clock_model *m)
+{
+    uint8_t all = 0;
+    for (uint32_t i = 0; i < m->count; i++)
+        all |= m->buckets[(m->head + i) % GZ_MODEL_BUCKETS].methods;
+    for (int k = GZ_CALIB_CALIBRATED; k <= GZ_CALIB_BOUNDS; k++)
+        if (all & (1u << k))
+            return (gz_calib_method)k;
+    return GZ_CALIB_NONE;
+}
+
+void gz_model_fit(gz_clock_model *m)
+{
+    if (!m->dirty || !m->count)
+        return;
+    m->dirty = false;
+    m->refits++;
+    double slope = best_slope(m);
+    double width = width_at(m, slope);
+    /* Contradicting constraints: the clock stepped, or the drift changed.
+     * The newest constraints describe the clock now: drop the fewest oldest
+     * buckets that leaves the rest agreeing (fewer constraints never agree
+     * less, so a binary search finds it in a few fits). */
+    if (width < -FEASIBLE_SLACK && m->count > 1) {
+        double contradiction = -width;
+        uint32_t head = m->head, count = m->count;
+        uint32_t lo = 1, hi = count - 1; /* dropping hi leaves one bucket: always agrees */
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            m->head = (head + mid) % GZ_MODEL_BUCKETS;
+            m->count = count - mid;
+            if (width_at(m, best_slope(m)) >= -FEASIBLE_SLACK)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        m->head = (head + lo) % GZ_MODEL_BUCKETS;
+        m->count = count - lo;
+        slope = best_slope(m);
+        width = width_at(m, slope);
+        if (contradiction > JUMP_NS)
+            m->jumps++;
+    }
+    envelope e = envelope_at(m, slope);
+    double a;
+    if (e.has_lo && e.has_hi)
+        a = (e.lo_max + e.hi_min) / 2;
+    else
+        a = e.has_lo ? e.lo_max : e.hi_min; /* one side only: its tightest bound */
+    m->a = a;
+    m->b = slope;
+    m->fitted = true;
+    m->method = best_method(m);
+    m->drift_ppm = slope * 1e6;
+    m->deviation_ns = e.has_lo && e.has_hi && width > 0 ? (uint64_t)(width / 2 + 0.5)
+                      : e.has_lo && e.has_hi         ? 0
+                                                     : UINT64_MAX;
+    m->offset_ns = (int64_t)llround(a + slope * m->newest_t);
 }
 
 uint64_t gz_model_to_host(const gz_clock_model *m, uint64_t gpu_ns)
 {
-    if (!m)
+    if (!m->fitted)
         return gpu_ns;
-    __int128 host = (__int128)gpu_ns + m->offset_ns;
+    double corr = m->a + m->b * rel(m, gpu_ns);
+    __int128 host = (__int128)gpu_ns + (__int128)llround(corr);
     if (host < 0)
         return 0;
-    if (host > UINT64_MAX)
+    if (host > (__int128)UINT64_MAX)
         return UINT64_MAX;
     return (uint64_t)host;
+}
+
+uint64_t gz_model_to_gpu(const gz_clock_model *m, uint64_t host_ns)
+{
+    if (!m->fitted)
+        return host_ns;
+    /* host = g + a + b (g - t_ref)  →  g - t_ref = (host - t_ref - a) / (1 + b) */
+    double d = ((double)(int64_t)(host_ns - m->t_ref) - m->a) / (1.0 + m->b);
+    __int128 g = (__int128)m->t_ref + (__int128)llround(d);
+    if (g < 0)
+        return 0;
+    if (g > (__int128)UINT64_MAX)
+        return UINT64_MAX;
+    return (uint64_t)g;
 }

@@ -102,6 +102,7 @@ void gz_config_read(gz_config *cfg, const char *exe, int pid)
     }
 
     read_bool("GPUZONES_SUMMARY", &cfg->summary);
+    read_bool("GPUZONES_RAW_TICKS", &cfg->raw_ticks);
 
     const char *lvl = getenv("GPUZONES_LEVEL");
     if (lvl && !gz_config_parse_level(lvl, &cfg->level))

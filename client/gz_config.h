@@ -14,6 +14,7 @@ typedef struct gz_config {
     bool write_trace;       /* false for GPUZONES_OUTPUT=none */
     bool summary;           /* GPUZONES_SUMMARY (default on) */
     gz_level level;         /* GPUZONES_LEVEL (default labels) */
+    bool raw_ticks;         /* GPUZONES_RAW_TICKS: raw timestamps in zone args (debugging) */
     uint32_t queue_items;   /* GPUZONES_QUEUE_ITEMS: capacity of each queue half */
     uint32_t poll_ms;       /* GPUZONES_POLL_MS: readback / flush period */
 } gz_config;

@@ -11,6 +11,7 @@
 #include "gz_calibration.h"
 #include "gz_client.h"
 #include "gz_client_internal.h"
+#include "gz_gpu_clock.h"
 #include "gz_intern.h"
 #include "gz_summary.h"
 #include "gz_trace.h"
@@ -28,20 +29,18 @@ typedef struct cycle_zone {
     bool has_flow;
     bool has_args;
     uint32_t batch, cmdbufs;
+    uint64_t begin_raw, end_raw; /* as read, for GPUZONES_RAW_TICKS */
 } cycle_zone;
 
 typedef struct track {
     bool used;
     uint32_t name;
     gz_track_api api;
-    double period_ns;
-    uint32_t valid_bits;
-    uint64_t mask;
-    gz_tick_period period;
-    gz_clock_model model;
-    uint16_t clock; /* track whose model converts this one's times (itself by default) */
+    uint16_t clock;      /* track owning the clock this one's times are on (itself by default) */
+    gz_gpu_clock *owned; /* the clock, on the owning track */
     uint64_t calib_reported_samples;
     uint64_t calib_reported_at;
+    uint64_t correction_reported_at;
 
     cycle_zone *cycle; /* zones received in this drain cycle */
     uint32_t ncycle, cap;
@@ -67,33 +66,42 @@ static uint32_t gpu_tid(uint16_t id)
     return GZ_TRACE_GPU_TID_BASE + id;
 }
 
-static uint64_t to_gpu_ns(const track *t, uint64_t ticks)
+/* The clock a track's times are on; NULL when the owner could not get one. */
+static gz_gpu_clock *clock_of(worker *w, const track *t)
 {
-    /* Unwrapping of N-bit counters goes here (clock issue); today the
-     * masked value is taken as is. */
-    return gz_ticks_to_ns(ticks & t->mask, t->period);
+    return w->tracks[t->clock].owned;
 }
 
 static void report_calibration(worker *w, uint16_t id, track *t, uint64_t now)
 {
-    const gz_clock_model *m = &t->model;
+    const gz_gpu_clock *c = t->owned;
+    const gz_clock_model *m = &c->model;
     gz_trace_instant(&w->trace, "calibration", "calibration", gpu_tid(id), now);
     gz_jsonw *j = gz_trace_writer(&w->trace);
     if (w->trace.open && !w->trace.failed) {
+        char num[64];
         gz_jsonw_lit(j, ",\"args\":{\"method\":\"");
         gz_jsonw_lit(j, gz_calib_method_name(m->method));
         gz_jsonw_lit(j, "\",\"max_deviation_ns\":");
-        gz_jsonw_u64(j, m->deviation_ns);
+        gz_jsonw_u64(j, m->calib_deviation_ns);
+        gz_jsonw_lit(j, ",\"uncertainty_ns\":");
+        gz_jsonw_i64(j, m->deviation_ns == UINT64_MAX ? -1 : (int64_t)m->deviation_ns);
         gz_jsonw_lit(j, ",\"offset_ns\":");
-        gz_jsonw_i64(j, m->offset_ns);
+        gz_jsonw_i64(j, gz_gpu_clock_offset_ns(c));
+        gz_jsonw_lit(j, ",\"drift_ppm\":");
+        snprintf(num, sizeof num, "%.3f", m->drift_ppm);
+        gz_jsonw_lit(j, num);
+        gz_jsonw_lit(j, ",\"wraps\":");
+        gz_jsonw_u64(j, gz_unwrap_wraps(&c->unwrap));
+        gz_jsonw_lit(j, ",\"jumps\":");
+        gz_jsonw_u64(j, m->jumps);
         gz_jsonw_lit(j, ",\"samples\":");
         gz_jsonw_u64(j, m->samples);
         gz_jsonw_lit(j, ",\"period_ns\":");
-        char period[32];
-        snprintf(period, sizeof period, "%.6f", t->period_ns);
-        gz_jsonw_lit(j, period);
+        snprintf(num, sizeof num, "%.6f", c->period_ns);
+        gz_jsonw_lit(j, num);
         gz_jsonw_lit(j, ",\"valid_bits\":");
-        gz_jsonw_u64(j, t->valid_bits);
+        gz_jsonw_u64(j, c->valid_bits);
         gz_jsonw_lit(j, "}");
     }
     gz_trace_end_event(&w->trace);
@@ -101,21 +109,54 @@ static void report_calibration(worker *w, uint16_t id, track *t, uint64_t now)
     t->calib_reported_at = now;
 }
 
+/* The correction applied (host - GPU ns at the newest constraint) as a
+ * counter track, so a user sees the drift the model follows. */
+#define CORRECTION_REPORT_NS 100000000ull /* 10 points a second at most */
+static void report_correction(worker *w, uint16_t id, track *t, uint64_t now)
+{
+    const gz_clock_model *m = &t->owned->model;
+    if (!m->fitted || now - t->correction_reported_at < CORRECTION_REPORT_NS ||
+        !w->trace.open || w->trace.failed)
+        return;
+    t->correction_reported_at = now;
+    size_t len;
+    const char *name = gz_intern_str(t->name, &len);
+    gz_jsonw *j = gz_trace_writer(&w->trace);
+    gz_jsonw_lit(j, "{\"ph\":\"C\",\"pid\":");
+    gz_jsonw_i64(j, w->trace.pid);
+    gz_jsonw_lit(j, ",\"name\":");
+    char label[300];
+    int n = snprintf(label, sizeof label, "clock correction: %.*s", (int)(len > 256 ? 256 : len), name);
+    gz_jsonw_str(j, label, (size_t)(n < 0 ? 0 : n));
+    gz_jsonw_lit(j, ",\"ts\":");
+    gz_jsonw_us(j, now);
+    gz_jsonw_lit(j, ",\"args\":{\"offset_us\":");
+    char num[48];
+    snprintf(num, sizeof num, "%.3f", (double)gz_gpu_clock_offset_ns(t->owned) / 1000.0);
+    gz_jsonw_lit(j, num);
+    gz_jsonw_lit(j, "}");
+    gz_trace_end_event(&w->trace);
+    (void)id;
+}
+
 static void track_new(worker *w, const gz_item *it)
 {
     track *t = &w->tracks[it->track];
     free(t->cycle);
+    free(t->owned);
     memset(t, 0, sizeof *t);
     t->used = true;
     t->api = (gz_track_api)it->ctx.api;
-    t->period_ns = it->ctx.period_ns;
-    t->valid_bits = it->ctx.valid_bits;
-    t->mask = gz_ticks_mask(it->ctx.valid_bits);
-    t->period = gz_tick_period_from_ns(it->ctx.period_ns);
     t->clock = it->track;
-    if (it->ctx.clock && it->ctx.clock < GZ_MAX_TRACKS && w->tracks[it->ctx.clock].used)
+    if (it->ctx.clock && it->ctx.clock < GZ_MAX_TRACKS && w->tracks[it->ctx.clock].owned) {
         t->clock = it->ctx.clock;
-    gz_model_init(&t->model);
+        return;
+    }
+    t->owned = malloc(sizeof *t->owned);
+    if (t->owned)
+        gz_gpu_clock_init(t->owned, it->ctx.period_ns, it->ctx.valid_bits);
+    else
+        gz_log("out of memory for a GPU clock: the zones of that track are dropped");
 }
 
 static void track_name(worker *w, const gz_item *it)
@@ -148,12 +189,13 @@ static int by_begin_then_longer(const void *a, const void *b)
  * look-ahead that lets a zone use samples taken just after it. */
 static void write_cycle(worker *w, uint16_t id, track *t)
 {
-    const gz_clock_model *model = &w->tracks[t->clock].model;
+    gz_gpu_clock *clock = clock_of(w, t);
+    gz_gpu_clock_fit(clock);
     qsort(t->cycle, t->ncycle, sizeof *t->cycle, by_begin_then_longer);
     for (uint32_t i = 0; i < t->ncycle; i++) {
         const cycle_zone *z = &t->cycle[i];
-        uint64_t b = gz_model_to_host(model, z->begin_gpu_ns);
-        uint64_t e = gz_model_to_host(model, z->end_gpu_ns);
+        uint64_t b = gz_gpu_clock_to_host(clock, z->begin_gpu_ns);
+        uint64_t e = gz_gpu_clock_to_host(clock, z->end_gpu_ns);
         if (e < b)
             e = b;
         size_t len;
@@ -169,6 +211,13 @@ static void write_cycle(worker *w, uint16_t id, track *t)
                 gz_jsonw_u64(j, z->batch);
                 gz_jsonw_lit(j, ",\"cmdbufs\":");
                 gz_jsonw_u64(j, z->cmdbufs);
+            }
+            if (gz_the_client.cfg.raw_ticks) {
+                gz_jsonw_lit(j, ",\"gpu_ticks\":[");
+                gz_jsonw_u64(j, z->begin_raw);
+                gz_jsonw_lit(j, ",");
+                gz_jsonw_u64(j, z->end_raw);
+                gz_jsonw_lit(j, "]");
             }
             gz_jsonw_lit(j, "}");
             gz_trace_end_event(&w->trace);
@@ -197,8 +246,12 @@ static void write_cycles(worker *w)
 static void gpu_zone(worker *w, const gz_item *it)
 {
     track *t = &w->tracks[it->track];
-    if (!t->used)
+    gz_gpu_clock *clock = t->used ? clock_of(w, t) : NULL;
+    if (!clock) {
+        if (t->used)
+            t->dropped++;
         return;
+    }
     if (t->ncycle == t->cap) {
         uint32_t cap = t->cap ? t->cap * 2 : 256;
         cycle_zone *z = cap <= MAX_CYCLE_ZONES ? realloc(t->cycle, cap * sizeof *z) : NULL;
@@ -210,8 +263,10 @@ static void gpu_zone(worker *w, const gz_item *it)
         t->cap = cap;
     }
     t->cycle[t->ncycle++] = (cycle_zone){
-        .begin_gpu_ns = to_gpu_ns(t, it->zone.begin_ticks),
-        .end_gpu_ns = to_gpu_ns(t, it->zone.end_ticks),
+        .begin_gpu_ns = gz_gpu_clock_ns(clock, it->zone.begin_ticks),
+        .end_gpu_ns = gz_gpu_clock_ns(clock, it->zone.end_ticks),
+        .begin_raw = it->zone.begin_ticks,
+        .end_raw = it->zone.end_ticks,
         .flow = it->zone.flow,
         .name = it->name,
         .kind = (uint8_t)((it->flags & GZ_ITEM_KIND_MASK) >> GZ_ITEM_KIND_SHIFT),
@@ -237,27 +292,19 @@ static void zone_args(worker *w, const gz_item *it)
 static void gpu_bound(worker *w, const gz_item *it)
 {
     track *t = &w->tracks[it->track];
-    if (!t->used)
-        return;
-    uint64_t gpu_ns = to_gpu_ns(t, it->bound.ticks);
-    gz_clock_model *m = &w->tracks[t->clock].model;
-    if (it->flags & GZ_ITEM_F_NOT_BEFORE)
-        gz_model_add_bounds(m, gpu_ns, it->bound.host_ns, 0, 0);
-    if (it->flags & GZ_ITEM_F_NOT_AFTER)
-        gz_model_add_bounds(m, 0, 0, gpu_ns, it->bound.host_ns);
+    gz_gpu_clock *clock = t->used ? clock_of(w, t) : NULL;
+    if (clock && (it->flags & (GZ_ITEM_F_NOT_BEFORE | GZ_ITEM_F_NOT_AFTER)))
+        gz_gpu_clock_add_bound(clock, it->bound.ticks, it->bound.host_ns,
+                               (it->flags & GZ_ITEM_F_NOT_BEFORE) != 0);
 }
 
 static void calib(worker *w, const gz_item *it)
 {
     track *t = &w->tracks[it->track];
-    if (!t->used)
-        return;
-    gz_calib_pair p = {
-        .gpu_ns = to_gpu_ns(t, it->calib.ticks),
-        .host_ns = it->calib.host_ns,
-        .deviation_ns = it->calib.deviation_ns,
-    };
-    gz_model_add_pair(&w->tracks[t->clock].model, (gz_calib_method)it->flags, &p);
+    gz_gpu_clock *clock = t->used ? clock_of(w, t) : NULL;
+    if (clock)
+        gz_gpu_clock_add_pair(clock, (gz_calib_method)it->flags, it->calib.ticks,
+                              it->calib.host_ns, it->calib.deviation_ns);
 }
 
 static void process(worker *w, const gz_item *items, uint32_t n)
@@ -314,11 +361,14 @@ static void report_calibrations(worker *w, bool all)
     uint64_t now = gz_host_now_ns();
     for (uint16_t id = 1; id < GZ_MAX_TRACKS; id++) {
         track *t = &w->tracks[id];
-        if (!t->used || t->clock != id)
+        if (!t->used || !t->owned)
             continue;
-        bool changed = t->model.samples != t->calib_reported_samples;
+        gz_gpu_clock_fit(t->owned);
+        bool changed = t->owned->model.samples != t->calib_reported_samples;
         if (all || (changed && now - t->calib_reported_at >= CALIB_REPORT_NS))
             report_calibration(w, id, t, now);
+        if (changed)
+            report_correction(w, id, t, now);
     }
 }
 
@@ -335,14 +385,21 @@ static void print_summary(worker *w, uint64_t zones_dropped, uint64_t items_drop
         const track *t = &w->tracks[id];
         if (!t->used)
             continue;
-        const gz_clock_model *m = &w->tracks[t->clock].model;
-        fprintf(f,
-                "gpuzones: track \"%s\": %llu zones, %llu dropped; clock: %s, max deviation "
-                "%llu ns, offset %lld ns, %llu samples\n",
-                gz_intern_str(t->name, NULL), (unsigned long long)t->zones,
-                (unsigned long long)(t->dropped + track_drops(id)), gz_calib_method_name(m->method),
-                (unsigned long long)m->deviation_ns, (long long)m->offset_ns,
-                (unsigned long long)m->samples);
+        const gz_gpu_clock *c = clock_of(w, t);
+        fprintf(f, "gpuzones: track \"%s\": %llu zones, %llu dropped", gz_intern_str(t->name, NULL),
+                (unsigned long long)t->zones, (unsigned long long)(t->dropped + track_drops(id)));
+        if (c && t->owned) {
+            const gz_clock_model *m = &c->model;
+            fprintf(f, "; clock: %s", gz_calib_method_name(m->method));
+            if (m->calib_deviation_ns)
+                fprintf(f, ", max deviation %llu ns", (unsigned long long)m->calib_deviation_ns);
+            if (m->deviation_ns != UINT64_MAX)
+                fprintf(f, ", uncertainty %llu ns", (unsigned long long)m->deviation_ns);
+            fprintf(f, ", offset %lld ns, drift %.2f ppm, %llu wraps, %llu jumps",
+                    (long long)gz_gpu_clock_offset_ns(c), m->drift_ppm,
+                    (unsigned long long)gz_unwrap_wraps(&c->unwrap), (unsigned long long)m->jumps);
+        }
+        fputc('\n', f);
     }
     if (items_dropped)
         fprintf(f, "gpuzones: %llu queue items were dropped (queue full: raise "
@@ -407,6 +464,8 @@ void *gz_worker_main(void *arg)
         process(w, items, n);
     }
     finish(w);
+    for (uint32_t id = 1; id < GZ_MAX_TRACKS; id++)
+        free(w->tracks[id].owned);
     gz_summary_free(w->summary);
     free(w);
     return NULL;

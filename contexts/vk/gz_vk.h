@@ -33,7 +33,13 @@ typedef struct gz_vk_fns {
     PFN_vkCmdWriteTimestamp CmdWriteTimestamp;
     PFN_vkCmdResetQueryPool CmdResetQueryPool;
     PFN_vkGetCalibratedTimestampsEXT GetCalibratedTimestampsEXT; /* optional */
-    PFN_vkQueueSubmit QueueSubmit; /* the next layer's: for sync points */
+    /* For sync points (devices without calibrated timestamps). */
+    PFN_vkQueueSubmit QueueSubmit;
+    PFN_vkCreateEvent CreateEvent;
+    PFN_vkDestroyEvent DestroyEvent;
+    PFN_vkResetEvent ResetEvent;
+    PFN_vkGetEventStatus GetEventStatus;
+    PFN_vkCmdSetEvent CmdSetEvent;
 } gz_vk_fns;
 
 typedef struct gz_vk_device_info {

@@ -58,7 +58,7 @@ typedef struct gz_vk_slot {
     bool labels_timed;     /* rec's label queries belong to this execution alone */
 } gz_vk_slot;
 
-typedef enum record_kind { REC_BATCH, REC_QLABEL_BEGIN, REC_QLABEL_END, REC_SYNC } record_kind;
+typedef enum record_kind { REC_BATCH, REC_QLABEL_BEGIN, REC_QLABEL_END } record_kind;
 
 /* One entry of a queue's submission log, read back in order. */
 typedef struct gz_vk_record {
@@ -112,7 +112,16 @@ struct gz_vk_queue {
 
     gz_vk_submit submit; /* the call in progress (under lock) */
 
-    uint64_t last_sync_ns; /* last sync point (devices without calibration) */
+    /* Sync points, for devices without calibrated timestamps (vk_sync.c). */
+    struct {
+        bool ready, failed;
+        VkQueryPool pool;
+        VkEvent event;
+        VkCommandBuffer cb; /* writes the timestamp, then sets the event */
+        bool pending;       /* submitted, value not read yet */
+        uint64_t before, seen; /* host times around it (seen 0: not seen) */
+        uint64_t last_ns;
+    } sync;
 
     gz_item *scratch; /* items of one batch */
     uint32_t scratch_cap;
@@ -155,6 +164,11 @@ bool gz_vk_can_calibrate(const gz_vk_device *dev);
 void gz_vk_recording_unref(gz_vk_device *dev, gz_vk_recording *rec);
 /* Host reset of the recording's label queries before an execution. */
 void gz_vk_recording_reset_queries(gz_vk_device *dev, gz_vk_recording *rec);
+
+/* vk_sync.c: under the queue's lock */
+void gz_vk_sync_point(gz_vk_queue *q);
+void gz_vk_sync_collect(gz_vk_queue *q, bool final);
+void gz_vk_sync_destroy(gz_vk_queue *q);
 
 /* vk_queue.c */
 gz_vk_queue *gz_vk_queue_new(gz_vk_device *dev, VkQueue handle, uint32_t family, uint32_t index);

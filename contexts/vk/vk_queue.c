@@ -450,40 +450,12 @@ static bool harvest_batch(gz_vk_queue *q, const gz_vk_record *r, bool final)
     return true;
 }
 
-/* A sync point whose timestamp was not seen within its bounded wait: its
- * submit and observation times still bound the clock offset. */
-static bool harvest_sync(gz_vk_queue *q, const gz_vk_record *r, bool final)
-{
-    uint64_t ticks;
-    VkResult res = read_queries(q, q->pool, r->first, 1, &ticks);
-    if (res == VK_NOT_READY && !final)
-        return false;
-    if (res == VK_SUCCESS) {
-        gz_item items[2] = {
-            {.type = GZ_ITEM_GPU_BOUND,
-             .flags = GZ_ITEM_F_NOT_BEFORE,
-             .track = q->track,
-             .bound = {.ticks = ticks, .host_ns = r->submit_ns}},
-            {.type = GZ_ITEM_GPU_BOUND,
-             .flags = GZ_ITEM_F_NOT_AFTER,
-             .track = q->track,
-             .bound = {.ticks = ticks, .host_ns = gz_host_now_ns()}},
-        };
-        gz_emit_n(items, 2);
-    }
-    return true;
-}
-
 static void harvest_locked(gz_vk_queue *q, bool final)
 {
     while (q->log_count && !q->dev->lost) {
         gz_vk_record *r = &q->log[q->log_head];
         if (r->kind == REC_BATCH) {
             if (!harvest_batch(q, r, final))
-                break;
-            release_batch(q, r);
-        } else if (r->kind == REC_SYNC) {
-            if (!harvest_sync(q, r, final))
                 break;
             release_batch(q, r);
         } else if (r->kind == REC_QLABEL_BEGIN) {
@@ -520,6 +492,7 @@ void gz_vk_queue_collect(gz_vk_queue *q, bool final)
     pthread_mutex_lock(&q->lock);
     if (q->ring_ready)
         harvest_locked(q, final);
+    gz_vk_sync_collect(q, final);
     pthread_mutex_unlock(&q->lock);
 }
 
@@ -535,6 +508,7 @@ void gz_vk_queue_destroy(gz_vk_queue *q)
             q->log_head = (q->log_head + 1) % q->log_cap;
             q->log_count--;
         }
+        gz_vk_sync_destroy(q);
         /* Destroying the pool frees the slot command buffers. */
         f->DestroyCommandPool(dev->info.device, q->cmd_pool, NULL);
         f->DestroyQueryPool(dev->info.device, q->pool, NULL);
@@ -552,67 +526,6 @@ void gz_vk_queue_destroy(gz_vk_queue *q)
 
 /* ---- submission -------------------------------------------------------- */
 
-#define SYNC_PERIOD_NS 1000000000ull
-#define SYNC_WAIT_NS 1000000ull
-
-static bool slots_alloc(gz_vk_queue *q, uint32_t n, uint32_t *first, uint32_t *waste);
-static bool slots_recorded(gz_vk_queue *q, uint32_t first, uint32_t n);
-
-/* For devices without calibrated timestamps: when the queue is idle, submit
- * one timestamp of our own and watch for it, at most SYNC_WAIT_NS. On an
- * idle queue it runs at once, so the host times before the submit and when
- * it was seen bracket it tightly. Once a second at most, and only while the
- * app is already in vkQueueSubmit on this queue (we may use the queue). */
-static void sync_point(gz_vk_queue *q)
-{
-    gz_vk_device *dev = q->dev;
-    uint64_t now = gz_host_now_ns();
-    if (q->log_count)
-        harvest_locked(q, false);
-    if (q->log_count || (q->last_sync_ns && now - q->last_sync_ns < SYNC_PERIOD_NS))
-        return;
-    q->last_sync_ns = now;
-    uint32_t first, waste;
-    gz_vk_record *r = log_push(q);
-    if (!r)
-        return;
-    if (!slots_alloc(q, 1, &first, &waste) || !slots_recorded(q, first, 1)) {
-        q->log_count--;
-        return;
-    }
-    if (dev->info.host_query_reset)
-        dev->info.fns.ResetQueryPool(dev->info.device, q->pool, first, 1);
-    VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                           .commandBufferCount = 1,
-                           .pCommandBuffers = &q->slots[first].cb};
-    uint64_t before = gz_host_now_ns();
-    *r = (gz_vk_record){.kind = REC_SYNC, .first = first, .nslots = 1, .waste = waste,
-                        .submit_ns = before};
-    if (dev->info.fns.QueueSubmit(q->handle, 1, &submit, VK_NULL_HANDLE) != VK_SUCCESS) {
-        q->log_count--;
-        q->head = (first + GZ_VK_RING_SLOTS - waste) % GZ_VK_RING_SLOTS;
-        q->used -= waste + 1;
-        return;
-    }
-    uint64_t ticks, seen;
-    VkResult res;
-    do {
-        res = read_queries(q, q->pool, first, 1, &ticks);
-        seen = gz_host_now_ns();
-    } while (res == VK_NOT_READY && seen - before < SYNC_WAIT_NS);
-    if (res != VK_SUCCESS)
-        return; /* read back later as bounds (REC_SYNC) */
-    gz_item it = {.type = GZ_ITEM_CALIB,
-                  .flags = GZ_CALIB_SYNC_POINT,
-                  .track = q->track,
-                  .calib = {.ticks = ticks,
-                            .host_ns = before + (seen - before) / 2,
-                            .deviation_ns = (seen - before + 1) / 2}};
-    gz_emit(&it);
-    release_batch(q, r);
-    q->log_count--;
-}
-
 gz_vk_submit *gz_vk_submit_begin(gz_vk_queue *q, uint32_t call_name)
 {
     if (!q || !q->track || q->dev->lost)
@@ -622,8 +535,12 @@ gz_vk_submit *gz_vk_submit_begin(gz_vk_queue *q, uint32_t call_name)
         pthread_mutex_unlock(&q->lock);
         return NULL;
     }
-    if (!gz_vk_can_calibrate(q->dev))
-        sync_point(q);
+    if (!gz_vk_can_calibrate(q->dev)) {
+        if (q->log_count)
+            harvest_locked(q, false);
+        if (!q->log_count) /* only an idle queue runs our timestamp at once */
+            gz_vk_sync_point(q);
+    }
     gz_vk_submit *s = &q->submit;
     *s = (gz_vk_submit){.q = q, .name = call_name, .submit_ns = gz_host_now_ns()};
     return s;

@@ -218,6 +218,11 @@ static gz_vk_device *create_context(layer_device *dev, VkPhysicalDevice phys,
     LOAD(CmdWriteTimestamp, "vkCmdWriteTimestamp");
     LOAD(CmdResetQueryPool, "vkCmdResetQueryPool");
     LOAD(QueueSubmit, "vkQueueSubmit");
+    LOAD(CreateEvent, "vkCreateEvent");
+    LOAD(DestroyEvent, "vkDestroyEvent");
+    LOAD(ResetEvent, "vkResetEvent");
+    LOAD(GetEventStatus, "vkGetEventStatus");
+    LOAD(CmdSetEvent, "vkCmdSetEvent");
     if (plan->host_query_reset)
         LOAD(ResetQueryPool, plan->use_ext_reset ? "vkResetQueryPoolEXT" : "vkResetQueryPool");
     if (plan->calibrated) {

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* got is within tol ns of floor(ticks * period) computed in long double. */
@@ -215,168 +216,277 @@ static gz_calib_pair pair(uint64_t gpu, uint64_t host, uint64_t dev)
     return p;
 }
 
-static int test_model_bounds(void)
+/* Deterministic pseudo-random numbers (xorshift64*): the tests must be
+ * repeatable. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 2685821657736338717ull;
+}
+static double rnd01(void)
+{
+    return (double)(rnd() >> 11) / 9007199254740992.0;
+}
+
+#define SEC 1000000000ull
+
+/* A simulated clock: true host time → GPU ns, with an offset and a drift. */
+typedef struct sim_clock {
+    uint64_t host0;
+    double offset; /* host - gpu at host0 */
+    double ppm;
+} sim_clock;
+
+static uint64_t sim_gpu(const sim_clock *c, uint64_t host)
+{
+    double dt = (double)(host - c->host0);
+    return (uint64_t)((double)c->host0 - c->offset + dt * (1.0 + c->ppm * 1e-6));
+}
+
+static int64_t err_ns(const gz_clock_model *m, const sim_clock *c, uint64_t host)
+{
+    return (int64_t)(gz_model_to_host(m, sim_gpu(c, host)) - host);
+}
+
+static int test_model_calibrated(void)
 {
     gz_clock_model m;
     gz_model_init(&m);
-    CHECK_U64(m.method, GZ_CALIB_NONE);
-    CHECK_U64(gz_model_to_host(&m, 12345), 12345); /* identity */
-
-    /* offset in [5000 - 1000, 8000 - 2000] = [4000, 6000] */
-    gz_model_add_bounds(&m, 1000, 5000, 2000, 8000);
-    CHECK_U64(m.method, GZ_CALIB_BOUNDS);
+    CHECK_U64(gz_model_to_host(&m, 1234), 1234); /* nothing known: identity */
+    sim_clock c = {.host0 = 100 * SEC, .offset = 5000, .ppm = 0};
+    for (uint64_t h = 100 * SEC; h < 103 * SEC; h += SEC / 4) {
+        gz_calib_pair p = pair(sim_gpu(&c, h), h, 1);
+        gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &p);
+    }
+    gz_model_fit(&m);
+    CHECK_U64(m.method, GZ_CALIB_CALIBRATED);
+    CHECK_U64(m.calib_deviation_ns, 1);
+    CHECK(m.deviation_ns <= 1);
     CHECK_I64(m.offset_ns, 5000);
-    CHECK_U64(m.deviation_ns, 1000);
-    CHECK_U64(gz_model_to_host(&m, 1500), 6500);
-
-    /* A tighter lower bound moves the middle; a looser upper one does not. */
-    gz_model_add_bounds(&m, 1000, 5500, 0, 0);
-    CHECK_I64(m.offset_ns, 5250);
-    gz_model_add_bounds(&m, 0, 0, 2000, 9000);
-    CHECK_I64(m.offset_ns, 5250);
-    CHECK_I64(m.bound_hi, 6000);
-    /* A tighter upper bound with a looser lower one in the same call. */
-    gz_model_add_bounds(&m, 1000, 4000, 2000, 7800);
-    CHECK_I64(m.bound_lo, 4500);
-    CHECK_I64(m.bound_hi, 5800);
-    CHECK_I64(m.offset_ns, 5150);
-    CHECK_U64(m.samples, 3);
-
-    /* One side only: that bound is the offset. */
-    gz_model_init(&m);
-    gz_model_add_bounds(&m, 100, 700, 0, 0);
-    CHECK_U64(m.method, GZ_CALIB_BOUNDS);
-    CHECK_I64(m.offset_ns, 600);
-    gz_model_init(&m);
-    gz_model_add_bounds(&m, 0, 0, 300, 200);
-    CHECK_U64(m.method, GZ_CALIB_BOUNDS);
-    CHECK_I64(m.offset_ns, -100);
-    CHECK_U64(gz_model_to_host(&m, 1000), 900);
-
-    /* Nothing known: no change. */
-    gz_model_init(&m);
-    gz_model_add_bounds(&m, 5, 0, 6, 0);
-    CHECK_U64(m.method, GZ_CALIB_NONE);
-    CHECK_U64(m.samples, 0);
+    CHECK(llabs(err_ns(&m, &c, 102 * SEC)) <= 1);
+    CHECK_U64(gz_model_to_gpu(&m, gz_model_to_host(&m, 101 * SEC)), 101 * SEC);
     return 0;
 }
 
-static int test_model_methods(void)
+static int test_model_drift(void)
+{
+    /* 100 ppm for 20 s: 2 ms apart at the end; pairs with 50 ns deviation
+     * and their error spread inside it. */
+    gz_clock_model m;
+    gz_model_init(&m);
+    sim_clock c = {.host0 = 50 * SEC, .offset = -7e6, .ppm = 100};
+    for (uint64_t h = 50 * SEC; h <= 70 * SEC; h += SEC) {
+        double noise = (rnd01() * 2 - 1) * 50;
+        gz_calib_pair p = pair(sim_gpu(&c, h), (uint64_t)((double)h + noise), 50);
+        gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &p);
+        gz_model_fit(&m);
+    }
+    CHECK(fabs(m.drift_ppm + 100.0 / 1.0001) < 0.1); /* host runs slower than GPU */
+    CHECK(llabs(err_ns(&m, &c, 70 * SEC)) <= 100);
+    CHECK(llabs(err_ns(&m, &c, 60 * SEC)) <= 100);
+    CHECK_U64(m.jumps, 0);
+    return 0;
+}
+
+/* Submissions seen only through causality: GPU work starts 5-500 us after
+ * its submit and is seen complete 2 us-20 ms after it ends; once a second a
+ * sync point is seen within 1-5 us. */
+static int test_model_bounds_only(void)
 {
     gz_clock_model m;
     gz_model_init(&m);
-    gz_model_add_bounds(&m, 1000, 5000, 2000, 8000); /* [4000, 6000] */
-
-    /* A sync point is a bracket: offset in [5050, 5150], intersected with
-     * the bounds [4000, 6000]; its method is reported. */
-    gz_calib_pair p = pair(1000, 6100, 50);
-    gz_model_add_pair(&m, GZ_CALIB_SYNC_POINT, &p);
+    sim_clock c = {.host0 = 10 * SEC, .offset = 3e5, .ppm = -50};
+    uint64_t next_sync = 10 * SEC;
+    int64_t worst_late = 0;
+    for (uint64_t h = 10 * SEC; h < 40 * SEC; h += 16 * 1000000ull) {
+        uint64_t begin = h + 5000 + (uint64_t)(rnd01() * 495000);
+        uint64_t end = begin + 1000000;
+        uint64_t seen = end + 2000 + (uint64_t)(rnd01() * 2e7);
+        gz_model_add_bounds(&m, sim_gpu(&c, begin), h, sim_gpu(&c, end), seen);
+        if (h >= next_sync) {
+            uint64_t stamp = h + 20000;
+            uint64_t before = stamp - 1000 - (uint64_t)(rnd01() * 4000);
+            uint64_t after = stamp + 1000 + (uint64_t)(rnd01() * 4000);
+            gz_calib_pair p = pair(sim_gpu(&c, stamp), before + (after - before) / 2,
+                                   (after - before) / 2);
+            gz_model_add_pair(&m, GZ_CALIB_SYNC_POINT, &p);
+            next_sync += SEC;
+        }
+        gz_model_fit(&m);
+        if (h > 15 * SEC) {
+            int64_t e = llabs(err_ns(&m, &c, end));
+            if (e > worst_late)
+                worst_late = e;
+        }
+    }
     CHECK_U64(m.method, GZ_CALIB_SYNC_POINT);
-    CHECK_I64(m.bound_lo, 5050);
-    CHECK_I64(m.bound_hi, 5150);
-    CHECK_I64(m.offset_ns, 5100);
-    CHECK_U64(m.deviation_ns, 50);
-    /* A looser bound changes nothing; a tighter one moves the middle even
-     * though a sync point set the method (its own middle may be biased by
-     * submission latency). */
-    gz_model_add_bounds(&m, 1000, 5900, 0, 0);
-    CHECK_I64(m.bound_lo, 5050);
-    CHECK_I64(m.offset_ns, 5100);
-    gz_model_add_bounds(&m, 0, 0, 2000, 7120); /* hi 5120 */
-    CHECK_I64(m.offset_ns, 5085);
-    CHECK_U64(m.method, GZ_CALIB_SYNC_POINT);
+    if (worst_late > 50000) {
+        fprintf(stderr, "bounds only: worst error %lld ns after 5 s\n", (long long)worst_late);
+        return 1;
+    }
+    /* The GPU runs 50 ppm slow: host - gpu grows by 50 ns per ms. */
+    if (fabs(m.drift_ppm - 50) > 5) {
+        fprintf(stderr, "bounds only: drift %.2f ppm, want 50\n", m.drift_ppm);
+        return 1;
+    }
+    return 0;
+}
 
-    /* Calibrated beats sync, even with a wider deviation ... */
-    p = pair(1000, 6010, 100);
-    gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &p);
-    CHECK_U64(m.method, GZ_CALIB_CALIBRATED);
-    CHECK_I64(m.offset_ns, 5010);
-    /* ... and a sync point no longer counts. */
-    p = pair(1000, 6000, 1);
-    gz_model_add_pair(&m, GZ_CALIB_SYNC_POINT, &p);
-    CHECK_U64(m.method, GZ_CALIB_CALIBRATED);
-    CHECK_I64(m.offset_ns, 5010);
-
-    /* Same method: newer wins within twice the deviation in use. */
-    p = pair(2000, 7020, 200);
-    gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &p);
-    CHECK_I64(m.offset_ns, 5020);
-    CHECK_U64(m.deviation_ns, 200);
-    p = pair(2000, 9000, 401);
-    gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &p);
-    CHECK_I64(m.offset_ns, 5020);
-    p = pair(3000, 8030, 10);
-    gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &p);
-    CHECK_I64(m.offset_ns, 5030);
-    CHECK_U64(m.deviation_ns, 10);
-    CHECK_U64(m.samples, 6); /* bounds, sync, tighter bound, calibrated x3 */
-
-    /* Calibrated stays even far outside the bounds: bounds are a fallback. */
-    gz_model_add_bounds(&m, 0, 0, 2000, 2500); /* hi = 500 */
-    CHECK_U64(m.method, GZ_CALIB_CALIBRATED);
-    CHECK_I64(m.offset_ns, 5030);
-    CHECK_U64(gz_model_to_host(&m, 10000), 15030);
-
-    /* add_pair ignores methods that are not pairs. */
-    p = pair(0, 1, 0);
-    gz_model_add_pair(&m, GZ_CALIB_BOUNDS, &p);
-    gz_model_add_pair(&m, GZ_CALIB_NONE, &p);
-    CHECK_I64(m.offset_ns, 5030);
-
-    /* On a fresh model a sync point takes over from NONE. */
+static int test_model_step(void)
+{
+    /* The GPU counter jumps 2 ms ahead at t = 5 s (a virtual timer
+     * overflow): refitted from the first constraints after it. */
+    gz_clock_model m;
     gz_model_init(&m);
-    p = pair(100, 50, 3);
-    gz_model_add_pair(&m, GZ_CALIB_SYNC_POINT, &p);
-    CHECK_U64(m.method, GZ_CALIB_SYNC_POINT);
-    CHECK_I64(m.offset_ns, -50);
+    sim_clock c = {.host0 = 1 * SEC, .offset = 0, .ppm = 0};
+    for (uint64_t h = 1 * SEC; h <= 8 * SEC; h += SEC / 4) {
+        uint64_t g = sim_gpu(&c, h) + (h >= 5 * SEC ? 2000000 : 0);
+        gz_calib_pair p = pair(g, h, 10);
+        gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &p);
+        gz_model_fit(&m);
+        if (h >= 5 * SEC + SEC / 4) { /* one sample after the step is enough */
+            int64_t e = (int64_t)(gz_model_to_host(&m, g) - h);
+            CHECK(llabs(e) <= 10);
+        }
+    }
+    CHECK_U64(m.jumps, 1);
+    return 0;
+}
+
+static int test_model_loose_outlier(void)
+{
+    /* A bound that is merely loose (a descheduled thread) changes nothing. */
+    gz_clock_model m;
+    gz_model_init(&m);
+    for (uint64_t t = 0; t < 4; t++) {
+        gz_calib_pair p = pair(1000 + t * SEC, 6000 + t * SEC, 100);
+        gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &p);
+    }
+    gz_model_fit(&m);
+    int64_t before = m.offset_ns;
+    gz_model_add_bounds(&m, 2 * SEC, 2 * SEC - 50000000, 2 * SEC + 10, 2 * SEC + 90000000);
+    gz_model_fit(&m);
+    CHECK_I64(m.offset_ns, before);
+    CHECK_I64(before, 5000);
+    return 0;
+}
+
+static int test_model_one_sided(void)
+{
+    gz_clock_model m;
+    gz_model_init(&m);
+    gz_model_add_bounds(&m, 100, 700, 0, 0); /* offset >= 600 */
+    gz_model_fit(&m);
+    CHECK_U64(m.method, GZ_CALIB_BOUNDS);
+    CHECK_I64(m.offset_ns, 600);
+    CHECK_U64(m.deviation_ns, UINT64_MAX);
+    gz_model_add_bounds(&m, 0, 0, 300, 1200); /* offset <= 900 */
+    gz_model_fit(&m);
+    CHECK_I64(m.offset_ns, 750);
+    CHECK_U64(m.deviation_ns, 150);
     return 0;
 }
 
 static int test_model_saturation(void)
 {
     gz_clock_model m;
-    gz_calib_pair p;
-
-    /* Negative offset: early GPU times clamp at host 0. */
     gz_model_init(&m);
-    p = pair(1000000000000ull, 5, 0);
+    gz_calib_pair p = pair(1000000, 10, 1); /* offset about -1 ms */
     gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &p);
-    CHECK_U64(gz_model_to_host(&m, 0), 0);
-    CHECK_U64(gz_model_to_host(&m, 999999999994ull), 0);
-    CHECK_U64(gz_model_to_host(&m, 999999999995ull), 0);
-    CHECK_U64(gz_model_to_host(&m, 999999999996ull), 1);
-    CHECK_U64(gz_model_to_host(&m, 1000000000000ull), 5);
-
-    /* Offsets beyond int64 clamp instead of overflowing. */
-    gz_model_init(&m);
-    p = pair(0, UINT64_MAX, 0);
-    gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &p);
-    CHECK_I64(m.offset_ns, INT64_MAX);
-    CHECK_U64(gz_model_to_host(&m, UINT64_MAX), UINT64_MAX);
-    CHECK_U64(gz_model_to_host(&m, 1ull << 63), UINT64_MAX);
-    gz_model_init(&m);
-    p = pair(UINT64_MAX, 0, 0);
-    gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &p);
-    CHECK_I64(m.offset_ns, INT64_MIN);
+    gz_model_fit(&m);
     CHECK_U64(gz_model_to_host(&m, 5), 0);
-    CHECK_U64(gz_model_to_host(&m, UINT64_MAX), (1ull << 63) - 1);
-
-    /* Absurd, contradicting bounds: defined results, no overflow. */
     gz_model_init(&m);
-    gz_model_add_bounds(&m, 0, UINT64_MAX, UINT64_MAX, 1);
-    CHECK_U64(m.method, GZ_CALIB_BOUNDS);
-    CHECK_I64(m.bound_lo, INT64_MAX);
-    CHECK_I64(m.bound_hi, INT64_MIN);
-    CHECK_I64(m.offset_ns, 0);
-    CHECK_U64(m.deviation_ns, 1ull << 63);
+    p = pair(10, 10 + SEC, 1); /* offset +1 s */
+    gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &p);
+    gz_model_fit(&m);
+    CHECK_U64(gz_model_to_host(&m, UINT64_MAX - 5), UINT64_MAX);
+    return 0;
+}
 
-    /* The widening rule does not overflow on a huge deviation. */
-    gz_model_init(&m);
-    p = pair(0, 10, UINT64_MAX);
-    gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &p);
-    p = pair(0, 20, UINT64_MAX);
-    gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &p);
-    CHECK_I64(m.offset_ns, 20);
+static int test_unwrap(void)
+{
+    gz_unwrap u;
+    gz_unwrap_init(&u, 36);
+    uint64_t wrap = 1ull << 36;
+    /* First value just under the wrap: origin. */
+    CHECK_U64(gz_unwrap_near(&u, wrap - 10, 0), wrap - 10);
+    /* Past the wrap: small raw value, predicted just after. */
+    CHECK_U64(gz_unwrap_near(&u, 5, wrap - 10 + 20), wrap + 5);
+    /* Three wraps later in one step, with the prediction 40 % of a wrap off. */
+    uint64_t truth = 4 * wrap + 123;
+    CHECK_U64(gz_unwrap_near(&u, truth & (wrap - 1), truth - wrap * 2 / 5), truth);
+    CHECK_U64(gz_unwrap_wraps(&u), 4);
+    /* An older value (out of order) is placed before, not a wrap later. */
+    CHECK_U64(gz_unwrap_near(&u, (truth - 1000) & (wrap - 1), truth), truth - 1000);
+    /* Raw bits above N are ignored. */
+    CHECK_U64(gz_unwrap_near(&u, (7ull << 36) | 123, truth), truth);
+    /* 64 bits: no unwrap at all; 0 bits: nothing to keep. */
+    gz_unwrap_init(&u, 64);
+    CHECK_U64(gz_unwrap_near(&u, UINT64_MAX - 1, 0), UINT64_MAX - 1);
+    CHECK_U64(gz_unwrap_near(&u, 3, UINT64_MAX), 3);
+    CHECK_U64(gz_unwrap_wraps(&u), 0);
+    return 0;
+}
+
+/* The whole path the worker takes, on random clocks: any N, any period, any
+ * wrap phase, drift in ±500 ppm; calibrated samples every 0.5 s; each
+ * timestamp unwrapped with a prediction from the model, converted relative
+ * to the first one (so that ns never overflow), mapped. Every time must
+ * come out within the stated bound of the truth. */
+static int test_property_random_clocks(void)
+{
+    static const uint32_t bits_choices[] = {32, 36, 40, 48, 64};
+    static const double periods[] = {1.0, 52.083333, 83.333333, 0.5, 10.0};
+    const int64_t bound_ns = 200;
+    for (int trial = 0; trial < 200; trial++) {
+        uint32_t bits = bits_choices[rnd() % 5];
+        double period = periods[rnd() % 5];
+        double ppm = (rnd01() * 2 - 1) * 500;
+        uint64_t mask = gz_ticks_mask(bits);
+        /* Any phase of an N-bit counter; a 64-bit one starts where real
+         * ones do, some years of ticks from 0 at most. */
+        uint64_t phase = rnd() & (bits < 64 ? mask : (1ull << 56) - 1);
+        uint64_t host0 = 1000 * SEC + rnd() % (100 * SEC);
+        /* GPU ticks as a function of host time (the truth). */
+#define TRUE_TICKS(h) (phase + (uint64_t)((double)((h) - host0) * (1.0 + ppm * 1e-6) / period))
+        gz_tick_period tp = gz_tick_period_from_ns(period);
+        gz_unwrap u;
+        gz_unwrap_init(&u, bits);
+        gz_clock_model m;
+        gz_model_init(&m);
+        uint64_t origin = 0;
+        for (uint64_t h = host0; h < host0 + 10 * SEC; h += SEC / 2) {
+            uint64_t raw = TRUE_TICKS(h) & mask;
+            uint64_t pred = origin + gz_ns_to_ticks(gz_model_to_gpu(&m, h), period);
+            uint64_t ticks = gz_unwrap_near(&u, raw, pred);
+            if (h == host0)
+                origin = ticks;
+            gz_calib_pair p = pair(gz_ticks_to_ns(ticks - origin, tp), h, 20);
+            gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &p);
+            gz_model_fit(&m);
+            /* A zone 1-300 ms later, read back with its submit as hint. */
+            uint64_t zh = h + 1000000 + rnd() % 300000000;
+            uint64_t zraw = TRUE_TICKS(zh) & mask;
+            uint64_t zpred = origin + gz_ns_to_ticks(gz_model_to_gpu(&m, h), period);
+            uint64_t zt = gz_unwrap_near(&u, zraw, zpred);
+            int64_t e = (int64_t)(gz_model_to_host(&m, gz_ticks_to_ns(zt - origin, tp)) - zh);
+            /* Extrapolating up to 300 ms with the drift still uncertain in
+             * the first second: allow that, then hold to the bound. */
+            int64_t allowed = h < host0 + SEC ? 300000 : bound_ns + (int64_t)(300e-3 * 1e3);
+            if (llabs(e) > allowed) {
+                fprintf(stderr,
+                        "trial %d: bits %u period %g ppm %.1f: error %lld ns at %.3f s "
+                        "(allowed %lld)\n",
+                        trial, bits, period, ppm, (long long)e, (double)(zh - host0) / 1e9,
+                        (long long)allowed);
+                return 1;
+            }
+        }
+#undef TRUE_TICKS
+    }
     return 0;
 }
 
@@ -390,9 +500,15 @@ int main(void)
     failed += run("tick conversion saturates", test_saturation);
     failed += run("best of calibrated samples", test_sample_best);
     failed += run("method names", test_method_names);
-    failed += run("model: bounds only", test_model_bounds);
-    failed += run("model: calibrated > sync > bounds", test_model_methods);
-    failed += run("model: saturation and overflow", test_model_saturation);
+    failed += run("model: calibrated pairs", test_model_calibrated);
+    failed += run("model: 100 ppm drift", test_model_drift);
+    failed += run("model: bounds and sync points only", test_model_bounds_only);
+    failed += run("model: step in the GPU counter", test_model_step);
+    failed += run("model: a loose outlier changes nothing", test_model_loose_outlier);
+    failed += run("model: one-sided bounds", test_model_one_sided);
+    failed += run("model: saturation", test_model_saturation);
+    failed += run("unwrap: N bits, several wraps, out of order", test_unwrap);
+    failed += run("property: random clocks through the whole path", test_property_random_clocks);
     printf("%d group(s) failed\n", failed);
     return failed ? 1 : 0;
 }

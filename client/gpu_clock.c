@@ -1,0 +1,82 @@
+#include "gz_client.h"
+#include "gz_gpu_clock.h"
+
+/* The origin sits this many ticks below the first value seen, so that
+ * values read out of order (a zone older than the first calibration) stay
+ * above it. */
+#define ORIGIN_MARGIN_TICKS (1ull << 40)
+
+void gz_gpu_clock_init(gz_gpu_clock *c, double period_ns, uint32_t valid_bits)
+{
+    c->period_ns = period_ns > 0 ? period_ns : 1.0;
+    c->valid_bits = valid_bits;
+    c->period = gz_tick_period_from_ns(c->period_ns);
+    gz_unwrap_init(&c->unwrap, valid_bits);
+    c->have_origin = c->have_base = false;
+    c->origin = c->base = 0;
+    gz_model_init(&c->model);
+}
+
+/* Unwrapped ticks where a timestamp taken at host time host_ns should be. */
+static uint64_t predict(gz_gpu_clock *c, uint64_t host_ns)
+{
+    if (!c->model.fitted)
+        gz_model_fit(&c->model); /* the very first predictions */
+    return c->origin + gz_ns_to_ticks(gz_model_to_gpu(&c->model, host_ns), c->period_ns);
+}
+
+static uint64_t unwrap(gz_gpu_clock *c, uint64_t raw, uint64_t predicted)
+{
+    uint64_t t = gz_unwrap_near(&c->unwrap, raw, predicted);
+    if (!c->have_origin) {
+        c->have_origin = true;
+        c->origin = t > ORIGIN_MARGIN_TICKS ? t - ORIGIN_MARGIN_TICKS : 0;
+    }
+    return t;
+}
+
+static uint64_t to_ns(const gz_gpu_clock *c, uint64_t ticks)
+{
+    return gz_ticks_to_ns(ticks > c->origin ? ticks - c->origin : 0, c->period);
+}
+
+void gz_gpu_clock_add_pair(gz_gpu_clock *c, gz_calib_method method, uint64_t raw,
+                           uint64_t host_ns, uint64_t deviation_ns)
+{
+    uint64_t t = unwrap(c, raw, predict(c, host_ns));
+    gz_calib_pair p = {.gpu_ns = to_ns(c, t), .host_ns = host_ns, .deviation_ns = deviation_ns};
+    gz_model_add_pair(&c->model, method, &p);
+}
+
+void gz_gpu_clock_add_bound(gz_gpu_clock *c, uint64_t raw, uint64_t host_ns, bool not_before)
+{
+    uint64_t t = unwrap(c, raw, not_before || !c->have_base ? predict(c, host_ns) : c->base);
+    if (not_before) {
+        c->base = t;
+        c->have_base = true;
+        gz_model_add_bounds(&c->model, to_ns(c, t), host_ns, 0, 0);
+    } else {
+        gz_model_add_bounds(&c->model, 0, 0, to_ns(c, t), host_ns);
+    }
+}
+
+uint64_t gz_gpu_clock_ns(gz_gpu_clock *c, uint64_t raw)
+{
+    uint64_t near = c->have_base ? c->base : predict(c, gz_host_now_ns());
+    return to_ns(c, unwrap(c, raw, near));
+}
+
+void gz_gpu_clock_fit(gz_gpu_clock *c)
+{
+    gz_model_fit(&c->model);
+}
+
+uint64_t gz_gpu_clock_to_host(const gz_gpu_clock *c, uint64_t gpu_ns)
+{
+    return gz_model_to_host(&c->model, gpu_ns);
+}
+
+int64_t gz_gpu_clock_offset_ns(const gz_gpu_clock *c)
+{
+    return c->model.offset_ns - (int64_t)gz_ticks_to_ns(c->origin, c->period);
+}

@@ -1,0 +1,46 @@
+/* One GPU clock as the worker sees it: raw N-bit ticks in, host ns out.
+ *
+ * Ticks are unwrapped with a prediction from the clock model (so any number
+ * of wraps between readings is fine), counted from an origin a little below
+ * the first value (so ticks * period never overflows), converted to ns, and
+ * mapped to the host clock by the model, which is fitted from calibrated
+ * pairs, sync points and the causality bounds of submissions. */
+#ifndef GZ_GPU_CLOCK_H
+#define GZ_GPU_CLOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gz_calibration.h"
+
+typedef struct gz_gpu_clock {
+    double period_ns;
+    uint32_t valid_bits;
+    gz_tick_period period;
+    gz_unwrap unwrap;
+    bool have_origin;
+    uint64_t origin; /* ticks */
+    bool have_base;
+    uint64_t base; /* unwrapped start of the latest submission: zones follow it */
+    gz_clock_model model;
+} gz_gpu_clock;
+
+void gz_gpu_clock_init(gz_gpu_clock *c, double period_ns, uint32_t valid_bits);
+
+/* A calibrated pair or sync point (method) for raw ticks at host_ns. */
+void gz_gpu_clock_add_pair(gz_gpu_clock *c, gz_calib_method method, uint64_t raw,
+                           uint64_t host_ns, uint64_t deviation_ns);
+/* A causality bound: raw happened at or after (not_before) or at or before
+ * host_ns. A not-before bound is a submission's start: the zones read after
+ * it are unwrapped near it. */
+void gz_gpu_clock_add_bound(gz_gpu_clock *c, uint64_t raw, uint64_t host_ns, bool not_before);
+/* A zone's timestamp → GPU ns (unwrapped near the latest submission). */
+uint64_t gz_gpu_clock_ns(gz_gpu_clock *c, uint64_t raw);
+/* Refits the model (once per drain cycle) and maps GPU ns to host ns. */
+void gz_gpu_clock_fit(gz_gpu_clock *c);
+uint64_t gz_gpu_clock_to_host(const gz_gpu_clock *c, uint64_t gpu_ns);
+/* host ns - GPU ns (raw ticks times the period) at the newest constraint:
+ * the correction as a user would compute it from the driver's values. */
+int64_t gz_gpu_clock_offset_ns(const gz_gpu_clock *c);
+
+#endif

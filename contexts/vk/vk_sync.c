@@ -1,0 +1,151 @@
+/* Sync points for devices without calibrated timestamps.
+ *
+ * When the queue is idle, inside the app's own vkQueueSubmit (so we may use
+ * the queue), submit one command buffer of ours that writes a timestamp and
+ * then sets an event, and spin on the event from the host for at most
+ * SYNC_WAIT_NS. The host time before the submit and the time the event was
+ * seen bracket the timestamp. Watching an event rather than the query's
+ * availability matters: event memory is visible at once, while some drivers
+ * (lavapipe) make query results available only when the whole submission
+ * has retired, hundreds of microseconds later. The timestamp's value is
+ * read back later, without waiting. At most one sync point a second. */
+#include "gz_calibration.h"
+#include "gz_vk_internal.h"
+
+#define SYNC_PERIOD_NS 1000000000ull
+#define SYNC_WAIT_NS 1000000ull
+
+static bool sync_init(gz_vk_queue *q)
+{
+    gz_vk_device *dev = q->dev;
+    const gz_vk_fns *f = &dev->info.fns;
+    VkDevice d = dev->info.device;
+    if (!f->CreateEvent || !f->GetEventStatus || !f->ResetEvent || !f->CmdSetEvent ||
+        !f->QueueSubmit)
+        return false;
+    VkQueryPoolCreateInfo pool_info = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                       .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                       .queryCount = 1};
+    VkEventCreateInfo event_info = {.sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
+    VkCommandBufferAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                         .commandPool = q->cmd_pool,
+                                         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                         .commandBufferCount = 1};
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    if (f->CreateQueryPool(d, &pool_info, NULL, &q->sync.pool) != VK_SUCCESS)
+        return false;
+    if (f->CreateEvent(d, &event_info, NULL, &q->sync.event) != VK_SUCCESS)
+        goto fail_pool;
+    if (f->AllocateCommandBuffers(d, &alloc, &q->sync.cb) != VK_SUCCESS)
+        goto fail_event;
+    if (dev->info.set_loader_data)
+        dev->info.set_loader_data(d, q->sync.cb);
+    if (f->BeginCommandBuffer(q->sync.cb, &begin) != VK_SUCCESS)
+        goto fail_cb;
+    if (!dev->info.host_query_reset)
+        f->CmdResetQueryPool(q->sync.cb, q->sync.pool, 0, 1);
+    f->CmdWriteTimestamp(q->sync.cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, q->sync.pool, 0);
+    f->CmdSetEvent(q->sync.cb, q->sync.event, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT);
+    if (f->EndCommandBuffer(q->sync.cb) != VK_SUCCESS)
+        goto fail_cb;
+    if (dev->info.host_query_reset)
+        f->ResetQueryPool(d, q->sync.pool, 0, 1);
+    return true;
+
+fail_cb:
+    f->FreeCommandBuffers(d, q->cmd_pool, 1, &q->sync.cb);
+fail_event:
+    f->DestroyEvent(d, q->sync.event, NULL);
+fail_pool:
+    f->DestroyQueryPool(d, q->sync.pool, NULL);
+    return false;
+}
+
+void gz_vk_sync_collect(gz_vk_queue *q, bool final)
+{
+    if (!q->sync.pending)
+        return;
+    gz_vk_device *dev = q->dev;
+    uint64_t r[2] = {0, 0};
+    VkResult res = dev->info.fns.GetQueryPoolResults(
+        dev->info.device, q->sync.pool, 0, 1, sizeof r, r, sizeof r,
+        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+    bool ready = (res == VK_SUCCESS || res == VK_NOT_READY) && r[1];
+    if (!ready && !final)
+        return;
+    q->sync.pending = false;
+    if (!ready)
+        return;
+    if (q->sync.seen) {
+        gz_item it = {.type = GZ_ITEM_CALIB,
+                      .flags = GZ_CALIB_SYNC_POINT,
+                      .track = q->track,
+                      .calib = {.ticks = r[0],
+                                .host_ns = q->sync.before + (q->sync.seen - q->sync.before) / 2,
+                                .deviation_ns = (q->sync.seen - q->sync.before + 1) / 2}};
+        gz_emit(&it);
+    } else {
+        /* The event was not seen in time: still a causality bound. */
+        gz_item it = {.type = GZ_ITEM_GPU_BOUND,
+                      .flags = GZ_ITEM_F_NOT_BEFORE,
+                      .track = q->track,
+                      .bound = {.ticks = r[0], .host_ns = q->sync.before}};
+        gz_emit(&it);
+    }
+}
+
+void gz_vk_sync_point(gz_vk_queue *q)
+{
+    gz_vk_device *dev = q->dev;
+    const gz_vk_fns *f = &dev->info.fns;
+    VkDevice d = dev->info.device;
+    uint64_t now = gz_host_now_ns();
+    gz_vk_sync_collect(q, false);
+    if (q->sync.pending || q->sync.failed ||
+        (q->sync.last_ns && now - q->sync.last_ns < SYNC_PERIOD_NS))
+        return;
+    if (!q->sync.ready) {
+        q->sync.ready = sync_init(q);
+        q->sync.failed = !q->sync.ready;
+        if (q->sync.failed) {
+            gz_log("cannot set up sync points on %s: its times rely on submission bounds alone",
+                   dev->info.device_name);
+            return;
+        }
+    }
+    q->sync.last_ns = now;
+    if (dev->info.host_query_reset)
+        f->ResetQueryPool(d, q->sync.pool, 0, 1);
+    if (f->ResetEvent(d, q->sync.event) != VK_SUCCESS)
+        return;
+    VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .commandBufferCount = 1,
+                           .pCommandBuffers = &q->sync.cb};
+    uint64_t before = gz_host_now_ns();
+    if (f->QueueSubmit(q->handle, 1, &submit, VK_NULL_HANDLE) != VK_SUCCESS)
+        return;
+    q->sync.pending = true;
+    q->sync.before = before;
+    q->sync.seen = 0;
+    uint64_t t;
+    do {
+        t = gz_host_now_ns();
+        if (f->GetEventStatus(d, q->sync.event) == VK_EVENT_SET) {
+            q->sync.seen = t;
+            break;
+        }
+    } while (t - before < SYNC_WAIT_NS);
+    gz_vk_sync_collect(q, false);
+}
+
+void gz_vk_sync_destroy(gz_vk_queue *q)
+{
+    if (!q->sync.ready)
+        return;
+    const gz_vk_fns *f = &q->dev->info.fns;
+    VkDevice d = q->dev->info.device;
+    f->FreeCommandBuffers(d, q->cmd_pool, 1, &q->sync.cb);
+    f->DestroyEvent(d, q->sync.event, NULL);
+    f->DestroyQueryPool(d, q->sync.pool, NULL);
+    q->sync.ready = false;
+}
