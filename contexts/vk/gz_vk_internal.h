@@ -150,6 +150,17 @@ struct gz_vk_device {
     uint64_t families_warned; /* families told to have no timestamps (bit = family) */
 };
 
+/* Device lost or results unreadable: timing stops. Set by whichever thread
+ * saw it (submit or readback), read by all. */
+static inline bool gz_vk_device_lost(const gz_vk_device *dev)
+{
+    return __atomic_load_n(&dev->lost, __ATOMIC_RELAXED);
+}
+static inline void gz_vk_device_set_lost(gz_vk_device *dev)
+{
+    __atomic_store_n(&dev->lost, true, __ATOMIC_RELAXED);
+}
+
 /* vk_device.c */
 bool gz_vk_label_chunk_alloc(gz_vk_device *dev, uint32_t *chunk);
 void gz_vk_label_chunk_free(gz_vk_device *dev, uint32_t chunk);

@@ -208,7 +208,7 @@ void gz_vk_calibrate_track(gz_vk_device *dev, uint16_t track)
 
 void gz_vk_calibrate(gz_vk_device *dev, bool force)
 {
-    if (!gz_vk_can_calibrate(dev) || dev->lost)
+    if (!gz_vk_can_calibrate(dev) || gz_vk_device_lost(dev))
         return;
     uint64_t now = gz_host_now_ns();
     if (!force && now - dev->last_calibration_ns < CALIBRATION_PERIOD_NS)

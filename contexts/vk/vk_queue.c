@@ -392,8 +392,8 @@ static bool harvest_batch(gz_vk_queue *q, const gz_vk_record *r, bool final)
     if (res == VK_NOT_READY && !final)
         return false;
     if (res != VK_SUCCESS) {
-        if (res != VK_NOT_READY && !q->dev->lost) {
-            q->dev->lost = true;
+        if (res != VK_NOT_READY && !gz_vk_device_lost(q->dev)) {
+            gz_vk_device_set_lost(q->dev);
             gz_log("reading timestamps on %s failed (VkResult %d); timing stops for this device",
                    q->dev->info.device_name, (int)res);
         }
@@ -452,7 +452,7 @@ static bool harvest_batch(gz_vk_queue *q, const gz_vk_record *r, bool final)
 
 static void harvest_locked(gz_vk_queue *q, bool final)
 {
-    while (q->log_count && !q->dev->lost) {
+    while (q->log_count && !gz_vk_device_lost(q->dev)) {
         gz_vk_record *r = &q->log[q->log_head];
         if (r->kind == REC_BATCH) {
             if (!harvest_batch(q, r, final))
@@ -473,7 +473,7 @@ static void harvest_locked(gz_vk_queue *q, bool final)
         q->log_head = (q->log_head + 1) % q->log_cap;
         q->log_count--;
     }
-    if (q->dev->lost) {
+    if (gz_vk_device_lost(q->dev)) {
         /* Nothing more will be read: release what is still logged. */
         while (q->log_count) {
             gz_vk_record *r = &q->log[q->log_head];
@@ -528,7 +528,7 @@ void gz_vk_queue_destroy(gz_vk_queue *q)
 
 gz_vk_submit *gz_vk_submit_begin(gz_vk_queue *q, uint32_t call_name)
 {
-    if (!q || !q->track || q->dev->lost)
+    if (!q || !q->track || gz_vk_device_lost(q->dev))
         return NULL;
     pthread_mutex_lock(&q->lock);
     if (!ensure_ring(q)) {
@@ -673,7 +673,7 @@ void gz_vk_submit_end(gz_vk_submit *s, VkResult result)
         }
         q->log_count -= s->nrecords;
         if (result == VK_ERROR_DEVICE_LOST) {
-            q->dev->lost = true;
+            gz_vk_device_set_lost(q->dev);
             gz_log("%s was lost; timing stops for this device", q->dev->info.device_name);
         }
     }
