@@ -121,6 +121,7 @@ typedef struct gz_clock_model {
     uint64_t refits;
     /* The fit. */
     bool have_ref, fitted, dirty;
+    bool fit_lo, fit_hi;     /* the fit had constraints on that side */
     uint64_t t_ref;          /* GPU ns of the first constraint */
     double a, b;
     double newest_t;

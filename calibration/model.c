@@ -56,6 +56,19 @@ static gz_model_bucket *bucket_for(gz_clock_model *m, uint64_t gpu_ns)
     return b;
 }
 
+/* Whether a constraint can change the fit: a largest-margin line stays
+ * the best when a constraint is added that does not cut into its band (the
+ * margin cannot grow with more constraints, and it still has that one).
+ * Most submission bounds are loose, so most additions refit nothing. */
+static bool binding(const gz_clock_model *m, double t, double v, bool lower)
+{
+    if (!m->fitted || !(lower ? m->fit_lo : m->fit_hi))
+        return true;
+    double line = m->a + m->b * t;
+    double half = m->fit_lo && m->fit_hi ? (double)m->deviation_ns : 0;
+    return lower ? v > line - half - FEASIBLE_SLACK : v < line + half + FEASIBLE_SLACK;
+}
+
 static void add_lo(gz_clock_model *m, uint64_t gpu_ns, double lo, gz_calib_method method)
 {
     gz_model_bucket *b = bucket_for(m, gpu_ns);
@@ -64,7 +77,7 @@ static void add_lo(gz_clock_model *m, uint64_t gpu_ns, double lo, gz_calib_metho
         b->lo = lo;
         b->lo_t = t;
         b->has_lo = true;
-        m->dirty = true;
+        m->dirty |= binding(m, t, lo, true);
     }
     b->methods |= (uint8_t)(1u << method);
     if (t > m->newest_t)
@@ -80,7 +93,7 @@ static void add_hi(gz_clock_model *m, uint64_t gpu_ns, double hi, gz_calib_metho
         b->hi = hi;
         b->hi_t = t;
         b->has_hi = true;
-        m->dirty = true;
+        m->dirty |= binding(m, t, hi, false);
     }
     b->methods |= (uint8_t)(1u << method);
     if (t > m->newest_t)
@@ -246,6 +259,8 @@ void gz_model_fit(gz_clock_model *m)
     m->a = a;
     m->b = slope;
     m->fitted = true;
+    m->fit_lo = e.has_lo;
+    m->fit_hi = e.has_hi;
     m->method = best_method(m);
     m->drift_ppm = slope * 1e6;
     m->deviation_ns = e.has_lo && e.has_hi && width > 0 ? (uint64_t)(width / 2 + 0.5)
