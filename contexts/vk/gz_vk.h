@@ -22,7 +22,16 @@ typedef VkResult (*gz_vk_set_loader_data_fn)(VkDevice device, void *object);
 typedef struct gz_vk_fns {
     PFN_vkCreateQueryPool CreateQueryPool;
     PFN_vkDestroyQueryPool DestroyQueryPool;
-    PFN_vkGetQueryPoolResults GetQueryPoolResults;
+    PFN_vkCmdCopyQueryPoolResults CmdCopyQueryPoolResults;
+    PFN_vkCmdPipelineBarrier CmdPipelineBarrier;
+    PFN_vkCreateBuffer CreateBuffer;
+    PFN_vkDestroyBuffer DestroyBuffer;
+    PFN_vkGetBufferMemoryRequirements GetBufferMemoryRequirements;
+    PFN_vkAllocateMemory AllocateMemory;
+    PFN_vkFreeMemory FreeMemory;
+    PFN_vkBindBufferMemory BindBufferMemory;
+    PFN_vkMapMemory MapMemory;
+    PFN_vkUnmapMemory UnmapMemory;
     PFN_vkResetQueryPool ResetQueryPool; /* optional: host query reset */
     PFN_vkCreateCommandPool CreateCommandPool;
     PFN_vkDestroyCommandPool DestroyCommandPool;
@@ -52,6 +61,7 @@ typedef struct gz_vk_device_info {
     const uint32_t *family_valid_bits; /* timestampValidBits per queue family */
     bool host_query_reset;             /* fns.ResetQueryPool usable */
     VkTimeDomainEXT host_domain;       /* for calibration: MONOTONIC, MONOTONIC_RAW or 0 */
+    VkPhysicalDeviceMemoryProperties memory; /* to place the results buffers */
     uint32_t serial;                   /* 1 for the first device of the process, then 2… */
 } gz_vk_device_info;
 
@@ -74,6 +84,9 @@ GZ_EXPORT gz_vk_cmdbuf *gz_vk_cmdbuf_new(gz_vk_device *dev, VkCommandBuffer cb, 
 GZ_EXPORT void gz_vk_cmdbuf_free(gz_vk_cmdbuf *cb);
 /* vkBeginCommandBuffer (also an implicit reset). */
 GZ_EXPORT void gz_vk_cmdbuf_begin(gz_vk_cmdbuf *cb, VkCommandBufferUsageFlags flags);
+/* vkEndCommandBuffer, before it is passed down: copies the recording's
+ * label timestamps to host memory at the end of each execution. */
+GZ_EXPORT void gz_vk_cmdbuf_end(gz_vk_cmdbuf *cb);
 /* vkResetCommandBuffer / vkResetCommandPool. */
 GZ_EXPORT void gz_vk_cmdbuf_reset(gz_vk_cmdbuf *cb);
 GZ_EXPORT void gz_vk_cmdbuf_set_name(gz_vk_cmdbuf *cb, const char *name);

@@ -20,8 +20,20 @@
 
 typedef enum label_op_kind { LABEL_BEGIN, LABEL_END } label_op_kind;
 
+/* A result as copied by the GPU: the timestamp, then its availability. */
+#define GZ_VK_RESULT_SIZE (2 * sizeof(uint64_t))
+
+/* Host-visible, mapped results (vk_hostbuf.c). */
+typedef struct gz_vk_hostbuf {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    uint64_t *results; /* entries * 2 words: value, availability */
+    uint32_t entries;
+} gz_vk_hostbuf;
+
 typedef struct gz_vk_label_op {
-    uint32_t kind; /* label_op_kind */
+    uint16_t kind;    /* label_op_kind */
+    uint16_t untimed; /* never meant to be timed (from a secondary) */
     uint32_t name; /* interned, for LABEL_BEGIN */
     uint32_t query; /* index in the label pool, GZ_VK_NO_QUERY when not timed */
 } gz_vk_label_op;
@@ -96,6 +108,7 @@ struct gz_vk_queue {
 
     bool ring_ready, ring_failed;
     VkQueryPool pool;
+    gz_vk_hostbuf results_buf; /* slot i's result at entry i; the sync point's after them */
     VkCommandPool cmd_pool;
     gz_vk_slot slots[GZ_VK_RING_SLOTS];
     bool block_ready[GZ_VK_RING_SLOTS / GZ_VK_SLOT_BLOCK];
@@ -125,8 +138,6 @@ struct gz_vk_queue {
 
     gz_item *scratch; /* items of one batch */
     uint32_t scratch_cap;
-    uint64_t *results; /* query results with availability */
-    uint32_t results_cap;
 };
 
 
@@ -143,6 +154,7 @@ struct gz_vk_device {
 
     bool labels_ready, labels_failed;
     VkQueryPool label_pool;
+    gz_vk_hostbuf label_results; /* label query q's result at entry q */
     uint32_t free_chunks[GZ_VK_LABEL_CHUNKS];
     uint32_t nfree_chunks;
 
@@ -160,6 +172,19 @@ static inline void gz_vk_device_set_lost(gz_vk_device *dev)
 {
     __atomic_store_n(&dev->lost, true, __ATOMIC_RELAXED);
 }
+
+/* vk_hostbuf.c */
+bool gz_vk_hostbuf_create(gz_vk_device *dev, uint32_t entries, gz_vk_hostbuf *out);
+void gz_vk_hostbuf_destroy(gz_vk_device *dev, gz_vk_hostbuf *b);
+/* Marks entries unavailable before the submission that will fill them. */
+void gz_vk_hostbuf_clear(gz_vk_hostbuf *b, uint32_t first, uint32_t count);
+/* Values of count entries, or false when any is not available yet. */
+bool gz_vk_hostbuf_read(const gz_vk_hostbuf *b, uint32_t first, uint32_t count, uint64_t *values);
+/* Records the copy of count results into the buffer, made visible to the
+ * host. Outside a render pass. */
+void gz_vk_cmd_copy_results(gz_vk_device *dev, VkCommandBuffer cb, VkQueryPool pool,
+                            uint32_t first_query, uint32_t count, const gz_vk_hostbuf *b,
+                            uint32_t first_entry);
 
 /* vk_device.c */
 bool gz_vk_label_chunk_alloc(gz_vk_device *dev, uint32_t *chunk);

@@ -38,9 +38,27 @@ void gz_vk_recording_unref(gz_vk_device *dev, gz_vk_recording *rec)
 
 void gz_vk_recording_reset_queries(gz_vk_device *dev, gz_vk_recording *rec)
 {
-    for (uint32_t i = 0; i < rec->nchunks; i++)
+    for (uint32_t i = 0; i < rec->nchunks; i++) {
         dev->info.fns.ResetQueryPool(dev->info.device, dev->label_pool,
                                      rec->chunks[i] * GZ_VK_LABEL_CHUNK, GZ_VK_LABEL_CHUNK);
+        gz_vk_hostbuf_clear(&dev->label_results, rec->chunks[i] * GZ_VK_LABEL_CHUNK,
+                            GZ_VK_LABEL_CHUNK);
+    }
+}
+
+void gz_vk_cmdbuf_end(gz_vk_cmdbuf *cb)
+{
+    gz_vk_recording *rec = cb->rec;
+    if (!rec || !rec->timed || !rec->nchunks)
+        return;
+    /* The recording is complete: copy its label timestamps out at the end
+     * of every execution, so that reading them back is a memory read. */
+    for (uint32_t c = 0; c < rec->nchunks; c++) {
+        uint32_t count = c + 1 < rec->nchunks ? GZ_VK_LABEL_CHUNK : rec->used_in_chunk;
+        uint32_t first = rec->chunks[c] * GZ_VK_LABEL_CHUNK;
+        gz_vk_cmd_copy_results(cb->dev, cb->handle, cb->dev->label_pool, first, count,
+                               &cb->dev->label_results, first);
+    }
 }
 
 gz_vk_cmdbuf *gz_vk_cmdbuf_new(gz_vk_device *dev, VkCommandBuffer handle, uint32_t family,
@@ -158,6 +176,7 @@ void gz_vk_cmdbuf_execute(gz_vk_cmdbuf *primary, gz_vk_cmdbuf *const *secondarie
                 return;
             *op = src->ops[j];
             op->query = GZ_VK_NO_QUERY;
+            op->untimed = 1; /* structure only: not a lost zone */
         }
     }
 }

@@ -31,6 +31,10 @@ static bool create_label_pool(gz_vk_device *dev)
     if (dev->info.fns.CreateQueryPool(dev->info.device, &info, NULL, &dev->label_pool) !=
         VK_SUCCESS)
         return false;
+    if (!gz_vk_hostbuf_create(dev, GZ_VK_LABEL_CHUNK * GZ_VK_LABEL_CHUNKS, &dev->label_results)) {
+        dev->info.fns.DestroyQueryPool(dev->info.device, dev->label_pool, NULL);
+        return false;
+    }
     for (uint32_t i = 0; i < GZ_VK_LABEL_CHUNKS; i++)
         dev->free_chunks[i] = GZ_VK_LABEL_CHUNKS - 1 - i;
     dev->nfree_chunks = GZ_VK_LABEL_CHUNKS;
@@ -96,8 +100,10 @@ void gz_vk_device_destroy(gz_vk_device *dev)
         gz_vk_queue_collect(dev->queues[i], true);
         gz_vk_queue_destroy(dev->queues[i]);
     }
-    if (dev->labels_ready)
+    if (dev->labels_ready) {
+        gz_vk_hostbuf_destroy(dev, &dev->label_results);
         dev->info.fns.DestroyQueryPool(dev->info.device, dev->label_pool, NULL);
+    }
     pthread_mutex_destroy(&dev->lock);
     free(dev->valid_bits);
     free(dev);

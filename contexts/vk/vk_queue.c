@@ -99,6 +99,7 @@ static bool record_block(gz_vk_queue *q, uint32_t block)
         if (!dev->info.host_query_reset)
             f->CmdResetQueryPool(cbs[i], q->pool, first + i, 1);
         f->CmdWriteTimestamp(cbs[i], VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, q->pool, first + i);
+        gz_vk_cmd_copy_results(dev, cbs[i], q->pool, first + i, 1, &q->results_buf, first + i);
         if (f->EndCommandBuffer(cbs[i]) != VK_SUCCESS) {
             f->FreeCommandBuffers(d, q->cmd_pool, GZ_VK_SLOT_BLOCK, cbs);
             return false;
@@ -140,7 +141,10 @@ static bool ring_init(gz_vk_queue *q)
     }
     q->log_cap = 2 * GZ_VK_RING_SLOTS;
     q->log = calloc(q->log_cap, sizeof *q->log);
-    if (!q->log) {
+    /* One entry per slot, and one for the sync point. */
+    if (!q->log || !gz_vk_hostbuf_create(dev, GZ_VK_RING_SLOTS + 1, &q->results_buf)) {
+        free(q->log);
+        q->log = NULL;
         f->DestroyCommandPool(d, q->cmd_pool, NULL);
         f->DestroyQueryPool(d, q->pool, NULL);
         return false;
@@ -300,29 +304,6 @@ static void label_pop(gz_vk_queue *q, batch_out *o, uint64_t end, bool end_known
     emit_zone(q, o, q->label_track, GZ_ZONE_LABEL, f.name, f.begin_ticks, end, 0);
 }
 
-/* Results of count queries from first: values[i], or false when any is not
- * available yet. */
-static VkResult read_queries(gz_vk_queue *q, VkQueryPool pool, uint32_t first, uint32_t count,
-                             uint64_t *values)
-{
-    if (!reserve((void **)&q->results, &q->results_cap, 2 * count, sizeof(uint64_t)))
-        return VK_ERROR_OUT_OF_HOST_MEMORY;
-    const gz_vk_fns *f = &q->dev->info.fns;
-    VkResult r = f->GetQueryPoolResults(q->dev->info.device, pool, first, count,
-                                        2 * count * sizeof(uint64_t), q->results,
-                                        2 * sizeof(uint64_t),
-                                        VK_QUERY_RESULT_64_BIT |
-                                            VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
-    if (r != VK_SUCCESS && r != VK_NOT_READY)
-        return r;
-    for (uint32_t i = 0; i < count; i++) {
-        if (!q->results[2 * i + 1])
-            return VK_NOT_READY;
-        values[i] = q->results[2 * i];
-    }
-    return VK_SUCCESS;
-}
-
 /* The label timestamps of one execution of a recording, in op order. */
 static void replay_labels(gz_vk_queue *q, batch_out *o, const gz_vk_slot *slot)
 {
@@ -334,8 +315,8 @@ static void replay_labels(gz_vk_queue *q, batch_out *o, const gz_vk_slot *slot)
         values = malloc(nq * sizeof *values);
         for (uint32_t c = 0; values && c < rec->nchunks; c++) {
             uint32_t count = c + 1 < rec->nchunks ? GZ_VK_LABEL_CHUNK : rec->used_in_chunk;
-            if (read_queries(q, q->dev->label_pool, rec->chunks[c] * GZ_VK_LABEL_CHUNK, count,
-                             values + c * GZ_VK_LABEL_CHUNK) != VK_SUCCESS) {
+            if (!gz_vk_hostbuf_read(&q->dev->label_results, rec->chunks[c] * GZ_VK_LABEL_CHUNK,
+                                    count, values + c * GZ_VK_LABEL_CHUNK)) {
                 free(values);
                 values = NULL;
             }
@@ -351,7 +332,7 @@ static void replay_labels(gz_vk_queue *q, batch_out *o, const gz_vk_slot *slot)
         uint64_t ticks = known ? values[next] : 0;
         if (has_query)
             next++;
-        bool meant = rec->timed;
+        bool meant = rec->timed && !op->untimed;
         if (op->kind == LABEL_BEGIN)
             label_push(q, (label_frame){.name = op->name,
                                         .begin_ticks = ticks,
@@ -388,15 +369,11 @@ static void count_batch_drops(gz_vk_queue *q, const gz_vk_record *r)
 static bool harvest_batch(gz_vk_queue *q, const gz_vk_record *r, bool final)
 {
     uint64_t ticks[GZ_VK_RING_SLOTS];
-    VkResult res = read_queries(q, q->pool, r->first, r->nslots, ticks);
-    if (res == VK_NOT_READY && !final)
-        return false;
-    if (res != VK_SUCCESS) {
-        if (res != VK_NOT_READY && !gz_vk_device_lost(q->dev)) {
-            gz_vk_device_set_lost(q->dev);
-            gz_log("reading timestamps on %s failed (VkResult %d); timing stops for this device",
-                   q->dev->info.device_name, (int)res);
-        }
+    if (!gz_vk_hostbuf_read(&q->results_buf, r->first, r->nslots, ticks)) {
+        if (!final)
+            return false;
+        /* The device is being destroyed and this batch never completed
+         * (or the device was lost): its zones are lost. */
         count_batch_drops(q, r);
         return true;
     }
@@ -509,6 +486,7 @@ void gz_vk_queue_destroy(gz_vk_queue *q)
             q->log_count--;
         }
         gz_vk_sync_destroy(q);
+        gz_vk_hostbuf_destroy(dev, &q->results_buf);
         /* Destroying the pool frees the slot command buffers. */
         f->DestroyCommandPool(dev->info.device, q->cmd_pool, NULL);
         f->DestroyQueryPool(dev->info.device, q->pool, NULL);
@@ -520,7 +498,6 @@ void gz_vk_queue_destroy(gz_vk_queue *q)
     pthread_mutex_destroy(&q->lock);
     free(q->log);
     free(q->scratch);
-    free(q->results);
     free(q);
 }
 
@@ -619,6 +596,7 @@ uint32_t gz_vk_submit_batch(gz_vk_submit *s, uint32_t batch, const VkCommandBuff
     s->nrecords++;
     if (dev->info.host_query_reset)
         dev->info.fns.ResetQueryPool(dev->info.device, q->pool, first, nslots);
+    gz_vk_hostbuf_clear(&q->results_buf, first, nslots);
 
     uint32_t k = 0;
     if (!per_cmdbuf) {

@@ -13,6 +13,7 @@
 #include "gz_vk_internal.h"
 
 #define SYNC_PERIOD_NS 1000000000ull
+#define SYNC_ENTRY GZ_VK_RING_SLOTS /* its result's place, after the slots' */
 #define SYNC_WAIT_NS 1000000ull
 
 static bool sync_init(gz_vk_queue *q)
@@ -45,6 +46,7 @@ static bool sync_init(gz_vk_queue *q)
     if (!dev->info.host_query_reset)
         f->CmdResetQueryPool(q->sync.cb, q->sync.pool, 0, 1);
     f->CmdWriteTimestamp(q->sync.cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, q->sync.pool, 0);
+    gz_vk_cmd_copy_results(dev, q->sync.cb, q->sync.pool, 0, 1, &q->results_buf, SYNC_ENTRY);
     f->CmdSetEvent(q->sync.cb, q->sync.event, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT);
     if (f->EndCommandBuffer(q->sync.cb) != VK_SUCCESS)
         goto fail_cb;
@@ -65,12 +67,8 @@ void gz_vk_sync_collect(gz_vk_queue *q, bool final)
 {
     if (!q->sync.pending)
         return;
-    gz_vk_device *dev = q->dev;
-    uint64_t r[2] = {0, 0};
-    VkResult res = dev->info.fns.GetQueryPoolResults(
-        dev->info.device, q->sync.pool, 0, 1, sizeof r, r, sizeof r,
-        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
-    bool ready = (res == VK_SUCCESS || res == VK_NOT_READY) && r[1];
+    uint64_t r[1];
+    bool ready = gz_vk_hostbuf_read(&q->results_buf, SYNC_ENTRY, 1, r);
     if (!ready && !final)
         return;
     q->sync.pending = false;
@@ -116,6 +114,7 @@ void gz_vk_sync_point(gz_vk_queue *q)
     q->sync.last_ns = now;
     if (dev->info.host_query_reset)
         f->ResetQueryPool(d, q->sync.pool, 0, 1);
+    gz_vk_hostbuf_clear(&q->results_buf, SYNC_ENTRY, 1);
     if (f->ResetEvent(d, q->sync.event) != VK_SUCCESS)
         return;
     VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
@@ -127,14 +126,18 @@ void gz_vk_sync_point(gz_vk_queue *q)
     q->sync.pending = true;
     q->sync.before = before;
     q->sync.seen = 0;
-    uint64_t t;
-    do {
-        t = gz_host_now_ns();
-        if (f->GetEventStatus(d, q->sync.event) == VK_EVENT_SET) {
+    /* The time is read after the status says set: read before, it could
+     * precede the moment the event (and so the timestamp) was written. */
+    for (;;) {
+        VkResult status = f->GetEventStatus(d, q->sync.event);
+        uint64_t t = gz_host_now_ns();
+        if (status == VK_EVENT_SET) {
             q->sync.seen = t;
             break;
         }
-    } while (t - before < SYNC_WAIT_NS);
+        if (t - before >= SYNC_WAIT_NS)
+            break;
+    }
     gz_vk_sync_collect(q, false);
 }
 

@@ -136,6 +136,15 @@ static VKAPI_ATTR VkResult VKAPI_CALL BeginCommandBuffer(VkCommandBuffer cb,
     return dev->BeginCommandBuffer(cb, info);
 }
 
+static VKAPI_ATTR VkResult VKAPI_CALL EndCommandBuffer(VkCommandBuffer cb)
+{
+    layer_device *dev = gz_layer_device(cb);
+    gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
+    if (c)
+        gz_vk_cmdbuf_end(c);
+    return dev->EndCommandBuffer(cb);
+}
+
 static VKAPI_ATTR VkResult VKAPI_CALL ResetCommandBuffer(VkCommandBuffer cb,
                                                         VkCommandBufferResetFlags flags)
 {
@@ -265,6 +274,7 @@ PFN_vkVoidFunction gz_layer_command_proc(const char *name)
         P(AllocateCommandBuffers),
         P(FreeCommandBuffers),
         P(BeginCommandBuffer),
+        P(EndCommandBuffer),
         P(ResetCommandBuffer),
         P(CmdExecuteCommands),
         P(CmdBeginDebugUtilsLabelEXT),

@@ -205,10 +205,20 @@ static gz_vk_device *create_context(layer_device *dev, VkPhysicalDevice phys,
         .serial = __atomic_add_fetch(&device_serial, 1, __ATOMIC_RELAXED),
     };
     snprintf(info.device_name, sizeof info.device_name, "%s", props.deviceName);
+    inst->GetPhysicalDeviceMemoryProperties(phys, &info.memory);
 #define LOAD(field, name) info.fns.field = (void *)gdpa(d, name)
     LOAD(CreateQueryPool, "vkCreateQueryPool");
     LOAD(DestroyQueryPool, "vkDestroyQueryPool");
-    LOAD(GetQueryPoolResults, "vkGetQueryPoolResults");
+    LOAD(CmdCopyQueryPoolResults, "vkCmdCopyQueryPoolResults");
+    LOAD(CmdPipelineBarrier, "vkCmdPipelineBarrier");
+    LOAD(CreateBuffer, "vkCreateBuffer");
+    LOAD(DestroyBuffer, "vkDestroyBuffer");
+    LOAD(GetBufferMemoryRequirements, "vkGetBufferMemoryRequirements");
+    LOAD(AllocateMemory, "vkAllocateMemory");
+    LOAD(FreeMemory, "vkFreeMemory");
+    LOAD(BindBufferMemory, "vkBindBufferMemory");
+    LOAD(MapMemory, "vkMapMemory");
+    LOAD(UnmapMemory, "vkUnmapMemory");
     LOAD(CreateCommandPool, "vkCreateCommandPool");
     LOAD(DestroyCommandPool, "vkDestroyCommandPool");
     LOAD(AllocateCommandBuffers, "vkAllocateCommandBuffers");

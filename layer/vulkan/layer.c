@@ -98,6 +98,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo 
     LOAD(EnumerateDeviceExtensionProperties, "vkEnumerateDeviceExtensionProperties");
     LOAD(GetPhysicalDeviceProperties, "vkGetPhysicalDeviceProperties");
     LOAD(GetPhysicalDeviceQueueFamilyProperties, "vkGetPhysicalDeviceQueueFamilyProperties");
+    LOAD(GetPhysicalDeviceMemoryProperties, "vkGetPhysicalDeviceMemoryProperties");
     if (inst->api_version >= VK_API_VERSION_1_1)
         LOAD(GetPhysicalDeviceFeatures2, "vkGetPhysicalDeviceFeatures2");
     else if (extension_enabled(info, VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME))

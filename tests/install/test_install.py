@@ -90,7 +90,8 @@ def main():
             events = json.load(f)
         check(any(e.get("cat") == "gpu" for e in events), "no GPU zones from the installed layer")
     # The installed layer must use the installed libgpuzones (rpath $ORIGIN).
-    r = subprocess.run(["ldd", os.path.join(stage, layer[0])], capture_output=True, text=True)
+    r = subprocess.run(["ldd", os.path.join(stage, layer[0])], capture_output=True, text=True,
+                       env=env)
     line = next((l for l in r.stdout.splitlines() if "libgpuzones.so" in l), "")
     check(os.path.dirname(os.path.join(stage, layer[0])) in line,
           "the installed layer does not find the installed libgpuzones: %r" % line.strip())

@@ -24,25 +24,27 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gztrace  # noqa: E402
 import run_case  # noqa: E402
 
-CASES = ("onetime", "reuse", "unsubmitted", "threads", "submit", "labels", "instances", "workload")
+CASES = ("onetime", "reuse", "simultaneous", "unsubmitted", "secondary", "threads", "submit", "labels",
+         "instances", "workload")
 PID_FAKE_TID_BASE = gztrace.GPU_TID_BASE
 
 
 # ---- a perfect trace from the truth --------------------------------------------------
 
 
-def spread(lo, hi, n):
-    """n increasing integer times strictly inside (lo, hi)."""
-    step = (hi - lo) / (n + 1)
-    return [int(lo + step * (i + 1)) for i in range(n)]
-
-
-def spread_ends(lo, hi, n):
-    """n increasing integer times from just after lo to just before hi."""
-    if n == 1:
-        return [(lo + hi) // 2]
-    step = (hi - lo - 2) / (n - 1)
-    return [int(lo + 1 + step * i) for i in range(n)]
+def step_times(lo, hi, kinds):
+    """Increasing integer times strictly inside (lo, hi), one per step; the
+    gap between two label operations is long (the work between them), every
+    other gap short, so label zones last nearly as long as the call (the
+    workload check compares one with the CPU-measured time)."""
+    weights = [1] + [1000 if a == b == "label" else 1 for a, b in zip(kinds, kinds[1:])] + [1]
+    total = sum(weights)
+    out, acc = [], 0
+    for w in weights[:-1]:
+        acc += w
+        out.append(lo + (hi - lo) * acc // total)
+    assert all(a < b for a, b in zip([lo] + out, out + [hi])), "window too small for %d steps" % len(kinds)
+    return out
 
 
 def gpu_intervals(truth):
@@ -62,10 +64,13 @@ def gpu_intervals(truth):
     return out
 
 
-def label_times(truth, gpu):
-    """Label begin/end times: the label forest walked depth first gives the
-    order of the label operations, which is also submission order; each call's
-    operations are spread inside its GPU interval."""
+def label_ops(truth):
+    """The label forest walked depth first gives the order of the label
+    operations, which is also submission order.  Returns the labels that
+    have zones and, per call, where each operation goes: "pre" (queue label
+    begins, before the call's first batch), (batch, index) (inside that
+    command buffer execution), "post" (queue label ends, after the last
+    batch)."""
     labels = [l for l in truth["labels"] if l["begin_call"] >= 0 and l["end_call"] >= 0]
     kids = {}
     for l in labels:
@@ -73,23 +78,21 @@ def label_times(truth, gpu):
     seq = []
 
     def walk(l):
-        seq.append((l, "b", l["begin_call"]))
+        seq.append((l, "b"))
         for k in kids.get((l["queue"], l["id"]), []):
             walk(k)
-        seq.append((l, "e", l["end_call"]))
+        seq.append((l, "e"))
 
     for l in labels:
         if l["parent"] < 0:
             walk(l)
-    by_call = {}
-    for ev in seq:
-        by_call.setdefault((ev[0]["queue"], ev[2]), []).append(ev)
-    times = {}
-    for (q, call), evs in by_call.items():
-        lo, hi = gpu[call]
-        for (l, kind, _), ts in zip(evs, spread_ends(lo, hi, len(evs))):
-            times.setdefault(l["id"], {})[kind] = ts
-    return labels, times
+    ops = {}  # call -> {"pre": [...], (batch, index): [...], "post": [...]}
+    for l, kind in seq:
+        call = l["begin_call"] if kind == "b" else l["end_call"]
+        ex = l.get("begin_exec") if kind == "b" else l.get("end_exec")
+        where = (ex[1], ex[2]) if ex is not None else ("pre" if kind == "b" else "post")
+        ops.setdefault(call, {}).setdefault(where, []).append((l, kind))
+    return labels, ops
 
 
 def fmt_us(ns):
@@ -127,20 +130,42 @@ def synthesize(truth):
     ev = []
     flow_id = 1
     waits = {}
+    labels, ops = label_ops(truth)
+    label_ts = {}  # label id -> {"b": ns, "e": ns}
     for c in truth["calls"]:
         tid = qtid[c["queue"]]
         lo, hi = gpu[c["index"]]
         cpu = x_event(c["api"], "cpu", pid, c["tid"], c["host_submit_ns"] + 1, c["host_return_ns"] - 1)
         ev.append(cpu)
-        bounds = spread(lo, hi, 2 * len(c["batches"]))
+        # Everything that happens on the GPU in this call, in order: each
+        # gets its own time, so label zones lie inside the command buffer
+        # execution that recorded them and nothing ties.
+        call_ops = ops.get(c["index"], {})
+        steps = [("label", op) for op in call_ops.get("pre", [])]
         for b, batch in enumerate(c["batches"]):
-            s0, s1 = bounds[2 * b], bounds[2 * b + 1]
+            steps.append(("submit", b))
+            for j in range(len(batch["cmdbufs"])):
+                steps.append(("cmdbuf", (b, j)))
+                steps += [("label", op) for op in call_ops.get((b, j), [])]
+                steps.append(("cmdbuf_end", (b, j)))
+            steps.append(("submit_end", b))
+        steps += [("label", op) for op in call_ops.get("post", [])]
+        at = {}
+        for (what, key), ts in zip(steps, step_times(lo, hi, [w for w, _ in steps])):
+            if what == "label":
+                label_ts.setdefault(key[0]["id"], {})[key[1]] = ts
+            else:
+                at[(what, key)] = ts
+        for b, batch in enumerate(c["batches"]):
+            s0, s1 = at[("submit", b)], at[("submit_end", b)]
             api = "vkQueueSubmit2" if c["api"] == "vkQueueSubmit2KHR" else c["api"]
             ev.append(x_event(api, "gpu", pid, tid, s0, s1,
                               {"level": "submit", "batch": b, "cmdbufs": len(batch["cmdbufs"])}))
-            cb = spread(s0, s1, 2 * len(batch["cmdbufs"]))
             for j, name in enumerate(batch["cmdbufs"]):
-                ev.append(x_event(name, "gpu", pid, tid, cb[2 * j], cb[2 * j + 1], {"level": "cmdbuf"}))
+                z = x_event(name, "gpu", pid, tid, at[("cmdbuf", (b, j))], at[("cmdbuf_end", (b, j))],
+                            {"level": "cmdbuf"})
+                z["_exec"] = [c["index"], b, j]  # for the mutations; not written
+                ev.append(z)
             ev.append({"ph": "s", "cat": "flow", "name": "submit", "id": flow_id, "pid": pid, "tid": c["tid"],
                        "ts": (cpu["ts"] + cpu["ts"] + cpu["dur"]) // 2})
             ev.append({"ph": "f", "bp": "e", "cat": "flow", "name": "submit", "id": flow_id, "pid": pid,
@@ -152,10 +177,11 @@ def synthesize(truth):
             waits[key] = max(waits.get(key, 0), c["host_return_ns"])
     for (wname, wtid, done), start in waits.items():
         ev.append(x_event(wname, "cpu", pid, wtid, start + 1, done - 1))
-    labels, times = label_times(truth, gpu)
     for l in labels:
-        t = times[l["id"]]
-        ev.append(x_event(l["name"], "gpu", pid, qtid[l["queue"]] + 1, t["b"], t["e"], {"level": "label"}))
+        t = label_ts[l["id"]]
+        z = x_event(l["name"], "gpu", pid, qtid[l["queue"]] + 1, t["b"], t["e"], {"level": "label"})
+        z["_label"] = l["id"]  # for the mutations; not written
+        ev.append(z)
     # parents first within each track: start time, longer first
     ev.sort(key=lambda e: (e.get("ts", 0), -e.get("dur", 0)))
     total = {"ph": "M", "name": "gpuzones_totals", "pid": pid,
@@ -168,7 +194,7 @@ def write_trace(events, path, cut=None):
     """TRACE_FORMAT.md shape; cut: stop after that many bytes (a kill)."""
     out = ["["]
     for i, e in enumerate(events):
-        e = dict(e)
+        e = {k: v for k, v in e.items() if not k.startswith("_")}
         for k in ("ts", "dur"):
             if k in e and isinstance(e[k], int):
                 e[k] = "@@%s@@" % fmt_us(e[k])
@@ -204,6 +230,63 @@ def first(events, pred):
 
 def level(e, lv):
     return e.get("ph") == "X" and e.get("args", {}).get("level") == lv
+
+
+def label_zone(ev, label_id):
+    return first(ev, lambda e: e.get("_label") == label_id)
+
+
+def descendants(truth, label_id):
+    out, todo = set(), [label_id]
+    while todo:
+        p = todo.pop()
+        for l in truth["labels"]:
+            if l["parent"] == p and l["id"] not in out:
+                out.add(l["id"])
+                todo.append(l["id"])
+    return out
+
+
+def optional_labels(truth):
+    return [l for l in truth["labels"] if l.get("optional") and l["begin_call"] >= 0 and l["end_call"] >= 0]
+
+
+def outside_candidate(truth):
+    """An optional label that one command buffer execution began and ended,
+    which can be moved just past the end of that execution's zone (with its
+    descendants removed) without breaking anything else: nothing else
+    begins after it in that execution and no ancestor ends there.  Then only
+    the check that it lies inside its execution can catch the move."""
+    by_id = {l["id"]: l for l in truth["labels"]}
+    for l in optional_labels(truth):
+        ex = l.get("begin_exec")
+        if ex is None or ex != l.get("end_exec"):
+            continue
+        desc = descendants(truth, l["id"])
+        if any(m["begin_exec"] == ex and m["id"] > l["id"] and m["id"] not in desc for m in truth["labels"]):
+            continue
+        anc, ok = l["parent"], True
+        while anc >= 0:
+            ok = ok and by_id[anc].get("end_exec") != ex
+            anc = by_id[anc]["parent"]
+        if ok:
+            return l, desc
+    return None, None
+
+
+def acceptable(truth):
+    """(what, function) changes a correct layer may make: the trace must still pass."""
+    out = []
+    opt = [l["id"] for l in optional_labels(truth)]
+    if opt:
+        def drop_all(ev):
+            ev[:] = [e for e in ev if e.get("_label") not in opt]
+        out.append(("every optional label absent", drop_all))
+
+        def drop_half(ev):
+            ev[:] = [e for e in ev if e.get("_label") not in opt[::2]]
+        out.append(("every other optional label absent", drop_half))
+    return out
 
 
 def mutations(truth):
@@ -284,6 +367,43 @@ def mutations(truth):
             first(ev, lambda e: level(e, "label"))["name"] = "Renamed"
         out.append(("a wrongly named label", rename_label))
 
+    required = [l for l in truth["labels"] if not l.get("optional") and l["begin_call"] >= 0 and l["end_call"] >= 0]
+    if required and optional_labels(truth):
+        def drop_required(ev):
+            ev.remove(label_zone(ev, required[-1]["id"]))
+        out.append(("a required label missing among optional ones", drop_required))
+
+    opt = optional_labels(truth)
+    if opt:
+        def rename_optional(ev):
+            label_zone(ev, opt[-1]["id"])["name"] = "Not recorded"
+        out.append(("a wrongly named optional label", rename_optional))
+
+        def duplicate_optional(ev):
+            z = copy.deepcopy(label_zone(ev, opt[0]["id"]))
+            z["_label"] = None
+            ev.insert(len(ev) - 1, z)  # before the totals, which stay last
+        out.append(("a duplicated optional label", duplicate_optional))
+
+    parents = [l for l in opt if any(k["parent"] == l["id"] for k in opt)]
+    if parents:
+        def lose_child(ev):
+            p = parents[0]
+            child = next(k for k in opt if k["parent"] == p["id"])
+            pz, cz = label_zone(ev, p["id"]), label_zone(ev, child["id"])
+            pz["dur"] = cz["ts"] - 1 - pz["ts"]
+        out.append(("an optional label that no longer contains its child", lose_child))
+
+    cand, desc = outside_candidate(truth)
+    if cand is not None:
+        def outside(ev):
+            cz = first(ev, lambda e: e.get("_exec") == cand["begin_exec"])
+            ev[:] = [e for e in ev if e.get("_label") not in desc]
+            z = label_zone(ev, cand["id"])
+            z["ts"] = cz["ts"] + cz["dur"] + 1
+            z["dur"] = 1
+        out.append(("optional label %r just after the execution that recorded it" % cand["name"], outside))
+
     if truth.get("workload"):
         def slow(ev):
             z = first(ev, lambda e: level(e, "label") and e["name"] == truth["workload"]["label"])
@@ -315,6 +435,13 @@ def selftest_case(program, case, tmp):
     if ck.errors:
         problems += ["%s: a correct trace was rejected: %s" % (case, e) for e in ck.errors[:10]]
     print("%s: correct trace: %s" % (case, ", ".join("%d %s" % (v, k) for k, v in sorted(ck.counts.items()))))
+
+    for what, change in acceptable(truth):
+        ev = copy.deepcopy(good)
+        change(ev)
+        write_trace(ev, path)
+        ck = check(truth, path)
+        problems += ["%s: %s: a correct trace was rejected: %s" % (case, what, e) for e in ck.errors[:5]]
 
     for what, breaker in mutations(truth):
         ev = copy.deepcopy(good)

@@ -97,11 +97,14 @@ void vkt_buffer_create(struct vkt_device *d, VkDeviceSize size, VkBufferUsageFla
                        bool host_visible, struct vkt_buffer *b);
 void vkt_buffer_destroy(struct vkt_device *d, struct vkt_buffer *b);
 VkCommandPool vkt_pool_create(struct vkt_device *d, VkCommandPoolCreateFlags flags);
+uint32_t vkt_memory_type(const struct vkt_device *d, uint32_t bits, VkMemoryPropertyFlags need,
+                         VkMemoryPropertyFlags prefer);
 
 /* ---- command buffers with a record of their label operations -------------- */
 
 struct vkt_label_op {
     bool begin;
+    bool optional; /* the layer may leave this label untimed (simultaneous use, secondary) */
     char name[VKT_NAME_MAX];
 };
 
@@ -109,14 +112,24 @@ struct vkt_cmd {
     struct vkt_device *dev;
     VkCommandPool pool;
     VkCommandBuffer cb;
+    bool secondary;          /* VK_COMMAND_BUFFER_LEVEL_SECONDARY */
+    bool simultaneous;       /* recorded with SIMULTANEOUS_USE: its labels are optional */
     char name[VKT_NAME_MAX]; /* the zone name the trace must show */
     int nops;
     struct vkt_label_op ops[VKT_MAX_OPS];
 };
 
 void vkt_cmd_alloc(struct vkt_device *d, VkCommandPool pool, const char *name, struct vkt_cmd *c);
+void vkt_cmd_alloc_secondary(struct vkt_device *d, VkCommandPool pool, const char *name,
+                             struct vkt_cmd *c);
 void vkt_cmd_free(struct vkt_cmd *c);
 void vkt_cmd_begin(struct vkt_cmd *c, VkCommandBufferUsageFlags flags);
+/* A secondary: inherit (NULL: outside a render pass, no inheritance). */
+void vkt_cmd_begin_secondary(struct vkt_cmd *c, VkCommandBufferUsageFlags flags,
+                             const VkCommandBufferInheritanceInfo *inherit);
+/* vkCmdExecuteCommands; the secondaries' label operations join the primary's
+ * (as optional ones: the layer does not time labels inside secondaries). */
+void vkt_cmd_execute(struct vkt_cmd *primary, int n, struct vkt_cmd *const *secondaries);
 void vkt_cmd_end(struct vkt_cmd *c);
 void vkt_cmd_reset(struct vkt_cmd *c);
 void vkt_cmd_forget_ops(struct vkt_cmd *c); /* after vkResetCommandPool */
@@ -185,5 +198,7 @@ int case_submit(const struct vkt_args *a);
 int case_labels(const struct vkt_args *a);
 int case_instances(const struct vkt_args *a);
 int case_workload(const struct vkt_args *a);
+int case_simultaneous(const struct vkt_args *a);
+int case_secondary(const struct vkt_args *a);
 
 #endif

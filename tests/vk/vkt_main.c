@@ -25,6 +25,8 @@ static const struct case_entry cases[] = {
     { "submit", case_submit, "7: vkQueueSubmit/2/2KHR, fence, timeline, no fence, batches" },
     { "labels", case_labels, "8: nested labels, labels across command buffers and submits, queue labels" },
     { "instances", case_instances, "11: two instances, devices destroyed right after their work" },
+    { "simultaneous", case_simultaneous, "3: a SIMULTANEOUS_USE buffer, two executions pending at once" },
+    { "secondary", case_secondary, "5: secondary command buffers, outside and inside a render pass" },
     { "workload", case_workload, "a ~20 ms dispatch timed on the CPU" },
 };
 

@@ -3,7 +3,9 @@
  * Labels are simulated here the way the layer must resolve them: the label
  * stack belongs to the queue and command buffer label operations are replayed
  * in submission order, so a label begun in one command buffer and ended in a
- * later one is one region.  The truth never comes from the layer. */
+ * later one is one region.  Labels recorded where the layer may leave them
+ * untimed (simultaneous-use command buffers, secondaries) are "optional".
+ * The truth never comes from the layer. */
 #define _GNU_SOURCE
 #include "vkt.h"
 
@@ -51,6 +53,11 @@ struct t_label {
     int begin_call; /* -1 until resolved (queue labels begin before a call) */
     int end_call;   /* -1 while open */
     bool queue_label;
+    bool optional;  /* begun in a recording whose labels the layer may leave untimed */
+    /* the command buffer execution (call, batch, index in the batch) whose
+     * label operation began / ended it; call -1 for queue label operations */
+    int begin_exec[3];
+    int end_exec[3];
 };
 
 struct t_message {
@@ -153,8 +160,11 @@ void truth_message(const char *severity, const char *type, const char *id, const
     pthread_mutex_unlock(&T.lock);
 }
 
+#define NO_EXEC ((const int[3]){ -1, -1, -1 })
+
 /* Called with the lock held. */
-static void label_push(int queue, const char *name, int call, bool queue_label)
+static void label_push(int queue, const char *name, int call, bool queue_label, bool optional,
+                       const int exec[3])
 {
     struct t_queue *tq = &T.queues[queue];
     if (tq->depth == MAX_DEPTH) {
@@ -171,11 +181,14 @@ static void label_push(int queue, const char *name, int call, bool queue_label)
     tl->begin_call = call;
     tl->end_call = -1;
     tl->queue_label = queue_label;
+    tl->optional = optional;
+    memcpy(tl->begin_exec, exec, sizeof tl->begin_exec);
+    memcpy(tl->end_exec, NO_EXEC, sizeof tl->end_exec);
     tq->stack[tq->depth++] = l;
 }
 
 /* Called with the lock held. */
-static void label_pop(int queue, int call)
+static void label_pop(int queue, int call, const int exec[3])
 {
     struct t_queue *tq = &T.queues[queue];
     if (tq->depth == 0) {
@@ -183,7 +196,9 @@ static void label_pop(int queue, int call)
         T.errors++;
         return;
     }
-    T.labels[tq->stack[--tq->depth]].end_call = call;
+    struct t_label *tl = &T.labels[tq->stack[--tq->depth]];
+    tl->end_call = call;
+    memcpy(tl->end_exec, exec, sizeof tl->end_exec);
 }
 
 /* Queue labels begun before this call start with it. */
@@ -194,13 +209,14 @@ static void resolve_pending_begins(int queue, int call)
             T.labels[i].begin_call = call;
 }
 
-static void replay_cmd_ops(int queue, int call, const struct vkt_cmd *c)
+static void replay_cmd_ops(int queue, int call, int batch, int index, const struct vkt_cmd *c)
 {
+    const int exec[3] = { call, batch, index };
     for (int o = 0; o < c->nops; o++) {
         if (c->ops[o].begin)
-            label_push(queue, c->ops[o].name, call, false);
+            label_push(queue, c->ops[o].name, call, false, c->ops[o].optional, exec);
         else
-            label_pop(queue, call);
+            label_pop(queue, call, exec);
     }
 }
 
@@ -224,7 +240,7 @@ int truth_call_begin(int queue, const char *api, const char *wait, int nbatches,
         tc->batches[i].ncmds = b[i].ncmds;
         for (int j = 0; j < b[i].ncmds; j++) {
             snprintf(tc->batches[i].names[j], VKT_NAME_MAX, "%s", b[i].cmds[j]->name);
-            replay_cmd_ops(queue, call, b[i].cmds[j]);
+            replay_cmd_ops(queue, call, i, j, b[i].cmds[j]);
         }
     }
     T.queues[queue].last_call = call;
@@ -254,9 +270,9 @@ void truth_queue_label(int queue, bool begin, const char *name)
 {
     pthread_mutex_lock(&T.lock);
     if (begin)
-        label_push(queue, name, -1, true); /* starts with the next call */
+        label_push(queue, name, -1, true, false, NO_EXEC); /* starts with the next call */
     else
-        label_pop(queue, T.queues[queue].last_call); /* ends with the last one */
+        label_pop(queue, T.queues[queue].last_call, NO_EXEC); /* ends with the last one */
     pthread_mutex_unlock(&T.lock);
 }
 
@@ -345,6 +361,14 @@ static void write_call(FILE *f, int i)
     fprintf(f, "]}%s\n", i + 1 < T.ncalls ? "," : "");
 }
 
+static void put_exec(FILE *f, const int exec[3])
+{
+    if (exec[0] < 0)
+        fprintf(f, "null");
+    else
+        fprintf(f, "[%d, %d, %d]", exec[0], exec[1], exec[2]);
+}
+
 static void write_labels(FILE *f)
 {
     fprintf(f, " \"labels\": [\n");
@@ -352,9 +376,13 @@ static void write_labels(FILE *f)
         const struct t_label *l = &T.labels[i];
         fprintf(f, "  {\"id\": %d, \"queue\": %d, \"name\": ", i, l->queue);
         put_string(f, l->name);
-        fprintf(f, ", \"parent\": %d, \"depth\": %d, \"begin_call\": %d, \"end_call\": %d, \"kind\": \"%s\"}%s\n",
-                l->parent, l->depth, l->begin_call, l->end_call, l->queue_label ? "queue" : "cmd",
-                i + 1 < T.nlabels ? "," : "");
+        fprintf(f, ", \"parent\": %d, \"depth\": %d, \"begin_call\": %d, \"end_call\": %d, \"kind\": \"%s\",\n",
+                l->parent, l->depth, l->begin_call, l->end_call, l->queue_label ? "queue" : "cmd");
+        fprintf(f, "   \"optional\": %s, \"begin_exec\": ", l->optional ? "true" : "false");
+        put_exec(f, l->begin_exec);
+        fprintf(f, ", \"end_exec\": ");
+        put_exec(f, l->end_exec);
+        fprintf(f, "}%s\n", i + 1 < T.nlabels ? "," : "");
     }
     fprintf(f, " ],\n");
 }

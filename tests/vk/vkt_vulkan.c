@@ -443,8 +443,8 @@ void vkt_set_name(struct vkt_device *d, VkObjectType type, uint64_t handle, cons
 
 /* ---- memory ---------------------------------------------------------------- */
 
-static uint32_t memory_type(const struct vkt_device *d, uint32_t bits, VkMemoryPropertyFlags need,
-                            VkMemoryPropertyFlags prefer)
+uint32_t vkt_memory_type(const struct vkt_device *d, uint32_t bits, VkMemoryPropertyFlags need,
+                         VkMemoryPropertyFlags prefer)
 {
     for (int pass = 0; pass < 2; pass++) {
         VkMemoryPropertyFlags want = pass == 0 ? need | prefer : need;
@@ -476,7 +476,7 @@ void vkt_buffer_create(struct vkt_device *d, VkDeviceSize size, VkBufferUsageFla
     VkMemoryAllocateInfo ai = {
         .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
         .allocationSize = req.size,
-        .memoryTypeIndex = memory_type(d, req.memoryTypeBits, need, prefer),
+        .memoryTypeIndex = vkt_memory_type(d, req.memoryTypeBits, need, prefer),
     };
     VKT_CHECK(vkAllocateMemory(d->device, &ai, NULL, &b->memory));
     VKT_CHECK(vkBindBufferMemory(d->device, b->buffer, b->memory, 0));
@@ -507,15 +507,17 @@ VkCommandPool vkt_pool_create(struct vkt_device *d, VkCommandPoolCreateFlags fla
 
 /* ---- command buffers ----------------------------------------------------- */
 
-void vkt_cmd_alloc(struct vkt_device *d, VkCommandPool pool, const char *name, struct vkt_cmd *c)
+static void cmd_alloc(struct vkt_device *d, VkCommandPool pool, const char *name,
+                      VkCommandBufferLevel level, struct vkt_cmd *c)
 {
     memset(c, 0, sizeof *c);
     c->dev = d;
     c->pool = pool;
+    c->secondary = level == VK_COMMAND_BUFFER_LEVEL_SECONDARY;
     VkCommandBufferAllocateInfo ai = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
         .commandPool = pool,
-        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .level = level,
         .commandBufferCount = 1,
     };
     VKT_CHECK(vkAllocateCommandBuffers(d->device, &ai, &c->cb));
@@ -528,6 +530,17 @@ void vkt_cmd_alloc(struct vkt_device *d, VkCommandPool pool, const char *name, s
     }
 }
 
+void vkt_cmd_alloc(struct vkt_device *d, VkCommandPool pool, const char *name, struct vkt_cmd *c)
+{
+    cmd_alloc(d, pool, name, VK_COMMAND_BUFFER_LEVEL_PRIMARY, c);
+}
+
+void vkt_cmd_alloc_secondary(struct vkt_device *d, VkCommandPool pool, const char *name,
+                             struct vkt_cmd *c)
+{
+    cmd_alloc(d, pool, name, VK_COMMAND_BUFFER_LEVEL_SECONDARY, c);
+}
+
 void vkt_cmd_free(struct vkt_cmd *c)
 {
     vkFreeCommandBuffers(c->dev->device, c->pool, 1, &c->cb);
@@ -537,11 +550,32 @@ void vkt_cmd_free(struct vkt_cmd *c)
 
 void vkt_cmd_begin(struct vkt_cmd *c, VkCommandBufferUsageFlags flags)
 {
+    if (c->secondary)
+        vkt_die("vkt_cmd_begin on a secondary: use vkt_cmd_begin_secondary");
     VkCommandBufferBeginInfo bi = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
         .flags = flags,
     };
     c->nops = 0; /* begin implicitly resets: the old labels are gone */
+    c->simultaneous = (flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0;
+    VKT_CHECK(vkBeginCommandBuffer(c->cb, &bi));
+}
+
+void vkt_cmd_begin_secondary(struct vkt_cmd *c, VkCommandBufferUsageFlags flags,
+                             const VkCommandBufferInheritanceInfo *inherit)
+{
+    if (!c->secondary)
+        vkt_die("vkt_cmd_begin_secondary on a primary");
+    /* VUID-vkBeginCommandBuffer-commandBuffer-00051: a secondary always
+     * needs inheritance info, empty outside a render pass. */
+    VkCommandBufferInheritanceInfo none = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO };
+    VkCommandBufferBeginInfo bi = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+        .flags = flags,
+        .pInheritanceInfo = inherit ? inherit : &none,
+    };
+    c->nops = 0;
+    c->simultaneous = (flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0;
     VKT_CHECK(vkBeginCommandBuffer(c->cb, &bi));
 }
 
@@ -566,8 +600,34 @@ static void record_op(struct vkt_cmd *c, bool begin, const char *name)
     if (c->nops == VKT_MAX_OPS)
         vkt_die("too many label operations in one command buffer");
     c->ops[c->nops].begin = begin;
+    c->ops[c->nops].optional = c->simultaneous;
     snprintf(c->ops[c->nops].name, VKT_NAME_MAX, "%s", name ? name : "");
     c->nops++;
+}
+
+void vkt_cmd_execute(struct vkt_cmd *primary, int n, struct vkt_cmd *const *secondaries)
+{
+    VkCommandBuffer cbs[VKT_MAX_CMDS];
+    if (primary->secondary || n < 1 || n > VKT_MAX_CMDS)
+        vkt_die("bad vkt_cmd_execute");
+    for (int i = 0; i < n; i++) {
+        if (!secondaries[i]->secondary)
+            vkt_die("vkt_cmd_execute: %s is not a secondary", secondaries[i]->name);
+        cbs[i] = secondaries[i]->cb;
+    }
+    vkCmdExecuteCommands(primary->cb, (uint32_t)n, cbs);
+    /* The queue runs the secondaries' label commands as part of the
+     * primary: they join its label stack here, in order. */
+    for (int i = 0; i < n; i++) {
+        const struct vkt_cmd *s = secondaries[i];
+        for (int o = 0; o < s->nops; o++) {
+            if (primary->nops == VKT_MAX_OPS)
+                vkt_die("too many label operations in one command buffer");
+            primary->ops[primary->nops] = s->ops[o];
+            primary->ops[primary->nops].optional = true;
+            primary->nops++;
+        }
+    }
 }
 
 void vkt_cmd_label_begin(struct vkt_cmd *c, const char *name)

@@ -1,0 +1,106 @@
+/* Host-visible buffers that timestamp results are copied into on the GPU
+ * (vkCmdCopyQueryPoolResults), so that reading them back is a memory read.
+ * vkGetQueryPoolResults is never used: some drivers (lavapipe) wait for the
+ * whole device to go idle in it even without VK_QUERY_RESULT_WAIT_BIT, which
+ * would stall the app, or deadlock one whose work waits on a semaphore it
+ * signals from the host after submitting. */
+#include <string.h>
+
+#include "gz_vk_internal.h"
+
+bool gz_vk_hostbuf_create(gz_vk_device *dev, uint32_t entries, gz_vk_hostbuf *out)
+{
+    const gz_vk_fns *f = &dev->info.fns;
+    VkDevice d = dev->info.device;
+    memset(out, 0, sizeof *out);
+    VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                               .size = (VkDeviceSize)entries * GZ_VK_RESULT_SIZE,
+                               .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                               .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    if (f->CreateBuffer(d, &info, NULL, &out->buffer) != VK_SUCCESS)
+        return false;
+    VkMemoryRequirements req;
+    f->GetBufferMemoryRequirements(d, out->buffer, &req);
+    /* Coherent, so the host sees the copies without flushes; cached if
+     * there is such a type, since the host only reads it. */
+    const VkPhysicalDeviceMemoryProperties *mp = &dev->info.memory;
+    const VkMemoryPropertyFlags need =
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    uint32_t type = UINT32_MAX;
+    for (uint32_t i = 0; i < mp->memoryTypeCount; i++) {
+        VkMemoryPropertyFlags fl = mp->memoryTypes[i].propertyFlags;
+        if (!(req.memoryTypeBits & (1u << i)) || (fl & need) != need)
+            continue;
+        if (type == UINT32_MAX || (fl & VK_MEMORY_PROPERTY_HOST_CACHED_BIT))
+            type = i;
+    }
+    VkMemoryAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                  .allocationSize = req.size,
+                                  .memoryTypeIndex = type};
+    if (type == UINT32_MAX || f->AllocateMemory(d, &alloc, NULL, &out->memory) != VK_SUCCESS)
+        goto fail_buffer;
+    void *map;
+    if (f->BindBufferMemory(d, out->buffer, out->memory, 0) != VK_SUCCESS ||
+        f->MapMemory(d, out->memory, 0, VK_WHOLE_SIZE, 0, &map) != VK_SUCCESS)
+        goto fail_memory;
+    out->results = map;
+    out->entries = entries;
+    memset(map, 0, (size_t)entries * GZ_VK_RESULT_SIZE);
+    return true;
+
+fail_memory:
+    f->FreeMemory(d, out->memory, NULL);
+fail_buffer:
+    f->DestroyBuffer(d, out->buffer, NULL);
+    memset(out, 0, sizeof *out);
+    return false;
+}
+
+void gz_vk_hostbuf_destroy(gz_vk_device *dev, gz_vk_hostbuf *b)
+{
+    if (!b->buffer)
+        return;
+    const gz_vk_fns *f = &dev->info.fns;
+    f->UnmapMemory(dev->info.device, b->memory);
+    f->DestroyBuffer(dev->info.device, b->buffer, NULL);
+    f->FreeMemory(dev->info.device, b->memory, NULL);
+    memset(b, 0, sizeof *b);
+}
+
+void gz_vk_hostbuf_clear(gz_vk_hostbuf *b, uint32_t first, uint32_t count)
+{
+    /* Only our GPU copies write here, and none is pending for these
+     * entries: a plain store is enough before the submission that reuses
+     * them (queue submission orders host writes before the device's). */
+    memset(&b->results[2 * (size_t)first], 0, (size_t)count * GZ_VK_RESULT_SIZE);
+}
+
+bool gz_vk_hostbuf_read(const gz_vk_hostbuf *b, uint32_t first, uint32_t count, uint64_t *values)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        const uint64_t *e = &b->results[2 * (size_t)(first + i)];
+        if (!__atomic_load_n(&e[1], __ATOMIC_ACQUIRE))
+            return false;
+        values[i] = __atomic_load_n(&e[0], __ATOMIC_RELAXED);
+    }
+    return true;
+}
+
+void gz_vk_cmd_copy_results(gz_vk_device *dev, VkCommandBuffer cb, VkQueryPool pool,
+                            uint32_t first_query, uint32_t count, const gz_vk_hostbuf *b,
+                            uint32_t first_entry)
+{
+    const gz_vk_fns *f = &dev->info.fns;
+    /* The timestamps come from earlier commands of this queue: WAIT makes
+     * the copy wait for them; the barrier makes the copy visible to the
+     * host once the submission has run. */
+    f->CmdCopyQueryPoolResults(cb, pool, first_query, count, b->buffer,
+                               (VkDeviceSize)first_entry * GZ_VK_RESULT_SIZE, GZ_VK_RESULT_SIZE,
+                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT |
+                                   VK_QUERY_RESULT_WAIT_BIT);
+    VkMemoryBarrier to_host = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                               .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                               .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+    f->CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+                          &to_host, 0, NULL, 0, NULL);
+}
