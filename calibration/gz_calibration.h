@@ -119,12 +119,17 @@ typedef struct gz_clock_model {
     double drift_ppm;
     uint64_t jumps;          /* steps detected */
     uint64_t refits;
+    /* The line before the last step, for GPU times before it: zones from
+     * just before a jump are converted after it (look-ahead). */
+    bool has_before_step;
+    double before_step_a, before_step_b, step_t;
     /* The fit. */
     bool have_ref, fitted, dirty;
     bool fit_lo, fit_hi;     /* the fit had constraints on that side */
     uint64_t t_ref;          /* GPU ns of the first constraint */
     double a, b;
     double newest_t;
+    double fit_t;            /* newest_t at the last fit */
     /* The window: a ring of buckets, oldest first. */
     uint32_t head, count;
     gz_model_bucket buckets[GZ_MODEL_BUCKETS];

@@ -8,8 +8,9 @@
 #define MAX_DRIFT 2e-3           /* ±2000 ppm: far beyond any real clock */
 #define MIN_SPAN_FOR_DRIFT 5e8   /* 0.5 s: below it the slope is not observable */
 #define FEASIBLE_SLACK 1.0       /* ns of rounding a fit may miss a constraint by */
-#define JUMP_NS 50000.0          /* a contradiction larger than this is a step */
+#define JUMP_NS 200000.0 /* a contradiction larger than this is a step (real ones are ms) */
 #define SEARCH_STEPS 50
+#define REFIT_SPAN 1e8 /* 100 ms */
 
 void gz_model_init(gz_clock_model *m)
 {
@@ -220,8 +221,12 @@ static gz_calib_method best_method(const gz_clock_model *m)
 
 void gz_model_fit(gz_clock_model *m)
 {
-    if (!m->dirty || !m->count)
+    /* Refit for binding constraints, and at least every REFIT_SPAN of GPU
+     * time: drift that curves then never builds up into a contradiction
+     * large enough to pass for a step. */
+    if (!m->count || (!m->dirty && m->newest_t - m->fit_t < REFIT_SPAN))
         return;
+    m->fit_t = m->newest_t;
     m->dirty = false;
     m->refits++;
     double slope = best_slope(m);
@@ -243,12 +248,25 @@ void gz_model_fit(gz_clock_model *m)
             else
                 lo = mid + 1;
         }
+        if (contradiction > JUMP_NS && m->fitted) {
+            /* A step: the line so far still holds before it. The step lies
+             * between the newest dropped constraint and the oldest kept. */
+            const gz_model_bucket *last = &m->buckets[(head + lo - 1) % GZ_MODEL_BUCKETS];
+            const gz_model_bucket *first = &m->buckets[(head + lo) % GZ_MODEL_BUCKETS];
+            double dropped_t = fmax(last->has_lo ? last->lo_t : -INFINITY,
+                                    last->has_hi ? last->hi_t : -INFINITY);
+            double kept_t = fmin(first->has_lo ? first->lo_t : INFINITY,
+                                 first->has_hi ? first->hi_t : INFINITY);
+            m->has_before_step = true;
+            m->before_step_a = m->a;
+            m->before_step_b = m->b;
+            m->step_t = (dropped_t + kept_t) / 2;
+            m->jumps++;
+        }
         m->head = (head + lo) % GZ_MODEL_BUCKETS;
         m->count = count - lo;
         slope = best_slope(m);
         width = width_at(m, slope);
-        if (contradiction > JUMP_NS)
-            m->jumps++;
     }
     envelope e = envelope_at(m, slope);
     double a;
@@ -273,7 +291,9 @@ uint64_t gz_model_to_host(const gz_clock_model *m, uint64_t gpu_ns)
 {
     if (!m->fitted)
         return gpu_ns;
-    double corr = m->a + m->b * rel(m, gpu_ns);
+    double t = rel(m, gpu_ns);
+    double corr = m->has_before_step && t < m->step_t ? m->before_step_a + m->before_step_b * t
+                                                      : m->a + m->b * t;
     __int128 host = (__int128)gpu_ns + (__int128)llround(corr);
     if (host < 0)
         return 0;

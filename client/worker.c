@@ -30,6 +30,7 @@ typedef struct cycle_zone {
     bool has_args;
     uint32_t batch, cmdbufs;
     uint64_t begin_raw, end_raw; /* as read, for GPUZONES_RAW_TICKS */
+    uint64_t arrived_ns; /* when the worker received it */
 } cycle_zone;
 
 typedef struct track {
@@ -57,7 +58,8 @@ typedef struct worker {
     uint64_t zones_written;
     uint64_t zones_dropped_here;
     uint64_t zones_unwritten; /* converted but the trace file had failed */
-    uint16_t dirty[GZ_MAX_TRACKS]; /* tracks with zones in this cycle */
+    uint16_t dirty[GZ_MAX_TRACKS]; /* tracks with zones waiting to be written */
+    uint64_t now;                  /* host time of the drain cycle being processed */
     uint32_t ndirty;
 } worker;
 
@@ -187,13 +189,23 @@ static int by_begin_then_longer(const void *a, const void *b)
 /* Writes the track's zones of this cycle. They are converted only now, with
  * every calibration sample and bound of the cycle applied: a short
  * look-ahead that lets a zone use samples taken just after it. */
-static void write_cycle(worker *w, uint16_t id, track *t)
+/* Zones wait this long before they are converted, so that the samples and
+ * sync points taken just after them (every 100 ms without calibration)
+ * place them by interpolation rather than extrapolation. */
+#define LOOKAHEAD_NS 150000000ull
+
+static void write_cycle(worker *w, uint16_t id, track *t, uint64_t now, bool all)
 {
     gz_gpu_clock *clock = clock_of(w, t);
     gz_gpu_clock_fit(clock);
     qsort(t->cycle, t->ncycle, sizeof *t->cycle, by_begin_then_longer);
+    uint32_t kept = 0;
     for (uint32_t i = 0; i < t->ncycle; i++) {
         const cycle_zone *z = &t->cycle[i];
+        if (!all && now - z->arrived_ns < LOOKAHEAD_NS) {
+            t->cycle[kept++] = *z; /* stays in begin order: kept <= i */
+            continue;
+        }
         uint64_t b = gz_gpu_clock_to_host(clock, z->begin_gpu_ns);
         uint64_t e = gz_gpu_clock_to_host(clock, z->end_gpu_ns);
         if (e < b)
@@ -230,17 +242,24 @@ static void write_cycle(worker *w, uint16_t id, track *t)
         t->zones++;
         w->zones_written++;
     }
-    t->ncycle = 0;
+    t->ncycle = kept;
 }
 
-static void write_cycles(worker *w)
+/* Writes what has waited long enough (all of it at the end); tracks with
+ * zones still waiting stay on the list. */
+static void write_cycles(worker *w, bool all)
 {
+    uint32_t kept = 0;
     for (uint32_t i = 0; i < w->ndirty; i++) {
-        track *t = &w->tracks[w->dirty[i]];
-        write_cycle(w, w->dirty[i], t);
-        t->in_dirty_list = false;
+        uint16_t id = w->dirty[i];
+        track *t = &w->tracks[id];
+        write_cycle(w, id, t, w->now, all);
+        if (t->ncycle)
+            w->dirty[kept++] = id;
+        else
+            t->in_dirty_list = false;
     }
-    w->ndirty = 0;
+    w->ndirty = kept;
 }
 
 static void gpu_zone(worker *w, const gz_item *it)
@@ -267,6 +286,7 @@ static void gpu_zone(worker *w, const gz_item *it)
         .end_gpu_ns = gz_gpu_clock_ns(clock, it->zone.end_ticks),
         .begin_raw = it->zone.begin_ticks,
         .end_raw = it->zone.end_ticks,
+        .arrived_ns = w->now,
         .flow = it->zone.flow,
         .name = it->name,
         .kind = (uint8_t)((it->flags & GZ_ITEM_KIND_MASK) >> GZ_ITEM_KIND_SHIFT),
@@ -309,6 +329,7 @@ static void calib(worker *w, const gz_item *it)
 
 static void process(worker *w, const gz_item *items, uint32_t n)
 {
+    w->now = gz_host_now_ns();
     for (uint32_t i = 0; i < n; i++) {
         const gz_item *it = &items[i];
         if (it->track >= GZ_MAX_TRACKS)
@@ -353,7 +374,7 @@ static void process(worker *w, const gz_item *items, uint32_t n)
             break;
         }
     }
-    write_cycles(w);
+    write_cycles(w, false);
 }
 
 static void report_calibrations(worker *w, bool all)
@@ -419,6 +440,8 @@ static void print_summary(worker *w, uint64_t zones_dropped, uint64_t items_drop
 
 static void finish(worker *w)
 {
+    w->now = gz_host_now_ns();
+    write_cycles(w, true);
     uint64_t zones_dropped = 0;
     for (uint16_t id = 1; id < GZ_MAX_TRACKS; id++) {
         track *t = &w->tracks[id];

@@ -12,7 +12,7 @@
 #include "gz_calibration.h"
 #include "gz_vk_internal.h"
 
-#define SYNC_PERIOD_NS 1000000000ull
+#define SYNC_PERIOD_NS 100000000ull
 #define SYNC_ENTRY GZ_VK_RING_SLOTS /* its result's place, after the slots' */
 #define SYNC_WAIT_NS 1000000ull
 

@@ -1,7 +1,7 @@
 /* VK_LAYER_GPUZONES_clockfault: a test layer placed between gpuzones and
- * the real driver that changes exactly one behaviour of the driver's
- * clocks, chosen by environment variables, so that tests know the ground
- * truth (the real lavapipe time) while gpuzones sees the fault.
+ * the real driver that changes the driver's clocks as environment
+ * variables say, so that tests know the ground truth (the real lavapipe
+ * time, which is CLOCK_MONOTONIC ns) while gpuzones sees the fault.
  *
  *   GZFAULT_HIDE_CALIBRATION=1   the device has no calibrated timestamps
  *                                (VK_EXT/KHR_calibrated_timestamps hidden)
@@ -11,13 +11,57 @@
  *                                false, and device creation refused if it is
  *                                asked for anyway
  *   GZFAULT_VALID_BITS=N         every queue family reports timestampValidBits
- *                                N (only 0 today: "no timestamps")
+ *                                N; 0 means "no timestamps", 1..64 also masks
+ *                                every timestamp handed up to N bits
+ *
+ * A fake device counter (all read once, when the library is loaded):
+ *
+ *   GZFAULT_PERIOD_NS=P          timestampPeriod reported as P (a float); the
+ *                                counter ticks once per P ns (default 1)
+ *   GZFAULT_START_TICKS=S        the counter reads S at t0, the layer's
+ *                                CLOCK_MONOTONIC when it was loaded (the
+ *                                loader loads it per instance)
+ *   GZFAULT_START_BEFORE_WRAP=D  S = 2^N - D (N the valid bits, default 64)
+ *                                (default S: t0 / P, so that with nothing
+ *                                else set the counter equals the real time)
+ *   GZFAULT_DRIFT_PPM=R          the counter runs R ppm fast (negative: slow)
+ *   GZFAULT_WOBBLE_PPM=A, GZFAULT_WOBBLE_PERIOD_S=W
+ *                                plus a rate error of A ppm * sin(2 pi t / W)
+ *   GZFAULT_JUMP_AT_MS=J, GZFAULT_JUMP_NS=K
+ *                                from t0 + J ms on, the counter is K ns on
+ *                                (a step; K may be negative)
+ *   GZFAULT_CALIB_DEVIATION_NS=D calibrated timestamps report maxDeviation D
+ *                                (default: the driver's, widened to P when
+ *                                P > 1 ns, as Mesa's drivers count the
+ *                                longest tick period of the domains)
+ *   Results copied with vkCmdCopyQueryPoolResults (gpuzones reads back that
+ *   way) are rewritten too whenever a clock fault or GZFAULT_LOG is set: the
+ *   copy becomes an event of ours, and a thread of ours does the copy on the
+ *   host with the fake values (see "results copied by the GPU").
+ *   GZFAULT_LOG=path             one line per value rewritten:
+ *                                "<ticks as written> <real ns>" (appended);
+ *                                then t0 and S are also printed on stderr
+ *                                at load ("gzfault: t0 ...")
+ *
+ * With t = real ns - t0 and g(t) = t * (1 + R) + wobble(t) + step(t), the
+ * counter reads (S + round(g(t) / P)) mod 2^N. It replaces every device
+ * timestamp the layer above can see: the results of timestamp query pools
+ * (vkGetQueryPoolResults) and the DEVICE domain of calibrated timestamps.
+ * vkCmdCopyQueryPoolResults is passed through unchanged (the values land in
+ * GPU memory, out of our reach without running a shader): gpuzones does not
+ * use it, so a test that does would see the real clock there.
  *
  * Every other call passes straight through. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
 
@@ -35,12 +79,31 @@ typedef struct instance_data {
     PFN_vkGetPhysicalDeviceFeatures2 GetPhysicalDeviceFeatures2KHR;
     PFN_vkGetPhysicalDeviceQueueFamilyProperties GetPhysicalDeviceQueueFamilyProperties;
     PFN_vkGetPhysicalDeviceQueueFamilyProperties2 GetPhysicalDeviceQueueFamilyProperties2;
+    PFN_vkGetPhysicalDeviceProperties GetPhysicalDeviceProperties;
+    PFN_vkGetPhysicalDeviceProperties2 GetPhysicalDeviceProperties2;
+    PFN_vkGetPhysicalDeviceProperties2 GetPhysicalDeviceProperties2KHR;
 } instance_data;
 
 typedef struct device_data {
     void *key;
+    VkDevice handle;
     PFN_vkGetDeviceProcAddr next_gdpa;
     PFN_vkDestroyDevice DestroyDevice;
+    PFN_vkCreateQueryPool CreateQueryPool;
+    PFN_vkDestroyQueryPool DestroyQueryPool;
+    PFN_vkGetQueryPoolResults GetQueryPoolResults;
+    PFN_vkGetCalibratedTimestampsEXT GetCalibratedTimestampsEXT; /* NULL unless enabled */
+    PFN_vkGetCalibratedTimestampsEXT GetCalibratedTimestampsKHR;
+    PFN_vkCreateEvent CreateEvent;
+    PFN_vkDestroyEvent DestroyEvent;
+    PFN_vkGetEventStatus GetEventStatus;
+    PFN_vkResetEvent ResetEvent;
+    PFN_vkCmdSetEvent CmdSetEvent;
+    PFN_vkCmdCopyQueryPoolResults CmdCopyQueryPoolResults;
+    PFN_vkBindBufferMemory BindBufferMemory;
+    PFN_vkDestroyBuffer DestroyBuffer;
+    PFN_vkMapMemory MapMemory;
+    PFN_vkUnmapMemory UnmapMemory;
 } device_data;
 
 #define MAX_OBJECTS 64
@@ -57,6 +120,133 @@ static bool env_on(const char *name)
 {
     const char *v = getenv(name);
     return v && *v && strcmp(v, "0") != 0;
+}
+
+/* ---- the fake device counter ------------------------------------------- */
+
+/* Read once at load: the counter must be one function of real time for the
+ * whole run, or a test could not map values back. */
+static struct {
+    bool set_bits;       /* GZFAULT_VALID_BITS given */
+    uint32_t bits;       /* reported timestampValidBits */
+    uint64_t mask;       /* valid bits of every value handed up */
+    bool set_period;     /* GZFAULT_PERIOD_NS given */
+    float period;        /* reported timestampPeriod */
+    long double tick_ns; /* the same float, which is what the layer above sees */
+    uint64_t t0;         /* CLOCK_MONOTONIC ns at load: the anchor */
+    uint64_t start;      /* counter at t0 */
+    long double drift;   /* rate error, as a fraction */
+    long double wobble_ns, wobble_period_ns;
+    int64_t jump_at_ns, jump_ns;
+    bool set_deviation;
+    uint64_t deviation_ns;
+    FILE *log;
+    bool rewrite_copies; /* a clock fault or the log is on */
+} fake;
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static double env_num(const char *name, double fallback)
+{
+    const char *v = getenv(name);
+    return v && *v ? strtod(v, NULL) : fallback;
+}
+
+__attribute__((constructor)) static void fake_init(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    fake.t0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+
+    const char *bits = getenv("GZFAULT_VALID_BITS");
+    fake.set_bits = bits && *bits;
+    fake.bits = fake.set_bits ? (uint32_t)strtoul(bits, NULL, 10) : 64;
+    /* 1ull << 64 is undefined (x86 gives 1 and a mask of 0); 0 bits means
+     * "no timestamps", nothing to mask then. */
+    fake.mask = fake.bits == 0 || fake.bits >= 64 ? ~0ull : (1ull << fake.bits) - 1;
+
+    const char *period = getenv("GZFAULT_PERIOD_NS");
+    fake.set_period = period && *period && strtod(period, NULL) > 0;
+    fake.period = fake.set_period ? (float)strtod(period, NULL) : 1.0f;
+    /* Ticks from the float that is reported, not the double that was asked
+     * for: a period that is not a float (52.08) would otherwise give a rate
+     * error of up to 6e-8 that no model above could know about. */
+    fake.tick_ns = fake.period;
+
+    const char *start = getenv("GZFAULT_START_TICKS");
+    const char *before = getenv("GZFAULT_START_BEFORE_WRAP");
+    if (start && *start)
+        fake.start = strtoull(start, NULL, 0);
+    else if (before && *before)
+        fake.start = ((fake.mask - strtoull(before, NULL, 0)) + 1) & fake.mask;
+    else
+        fake.start = (uint64_t)llroundl(fake.t0 / fake.tick_ns); /* as if counting from boot */
+
+    fake.drift = env_num("GZFAULT_DRIFT_PPM", 0) * 1e-6L;
+    fake.wobble_period_ns = env_num("GZFAULT_WOBBLE_PERIOD_S", 0) * 1e9L;
+    if (fake.wobble_period_ns > 0)
+        fake.wobble_ns = env_num("GZFAULT_WOBBLE_PPM", 0) * 1e-6L * fake.wobble_period_ns /
+                         (2 * 3.14159265358979323846L);
+    const char *jump_at = getenv("GZFAULT_JUMP_AT_MS");
+    fake.jump_at_ns = jump_at && *jump_at ? (int64_t)(strtod(jump_at, NULL) * 1e6) : INT64_MAX;
+    fake.jump_ns = (int64_t)env_num("GZFAULT_JUMP_NS", 0);
+    const char *deviation = getenv("GZFAULT_CALIB_DEVIATION_NS");
+    fake.set_deviation = deviation && *deviation;
+    fake.deviation_ns = fake.set_deviation ? strtoull(deviation, NULL, 10) : 0;
+
+    fake.rewrite_copies = (fake.set_bits && fake.bits > 0) || fake.set_period ||
+                          (start && *start) || (before && *before) || fake.drift != 0 ||
+                          fake.wobble_ns != 0 || fake.jump_at_ns != INT64_MAX ||
+                          (getenv("GZFAULT_LOG") && *getenv("GZFAULT_LOG"));
+    const char *log = getenv("GZFAULT_LOG");
+    if (log && *log) {
+        fake.log = fopen(log, "a");
+        /* What a test needs to recompute every value from its real time. */
+        fprintf(stderr, "gzfault: t0 %" PRIu64 " start %" PRIu64 " bits %u period %.9g\n",
+                fake.t0, fake.start, fake.bits, (double)fake.period);
+    }
+}
+
+/* The loader unloads layers at vkDestroyInstance; at exit this runs after
+ * gpuzones' atexit handler has read back its last queries. */
+__attribute__((destructor)) static void fake_fini(void)
+{
+    pthread_mutex_lock(&log_lock);
+    if (fake.log)
+        fclose(fake.log);
+    fake.log = NULL;
+    pthread_mutex_unlock(&log_lock);
+}
+
+/* The counter at real device time real_ns (CLOCK_MONOTONIC on lavapipe). */
+static uint64_t fake_ticks(uint64_t real_ns)
+{
+    long double t = (long double)(int64_t)(real_ns - fake.t0);
+    long double g = t * (1 + fake.drift);
+    if (fake.wobble_period_ns > 0) {
+        /* The integral of a rate error A sin(2 pi t / W): a drift that
+         * slowly changes sign, never a step. */
+        g += fake.wobble_ns * (1 - cosl(2 * 3.14159265358979323846L * t / fake.wobble_period_ns));
+    }
+    if (t > fake.jump_at_ns)
+        g += fake.jump_ns;
+    /* Unsigned addition wraps mod 2^64, then the mask makes it mod 2^N.
+     * long double keeps g / P exact to the tick for runs of days even at
+     * sub-ns periods (64-bit mantissa). */
+    return (fake.start + (uint64_t)llroundl(g / fake.tick_ns)) & fake.mask;
+}
+
+/* One line per value; flushed per call, so that the log is whole at every
+ * moment the app is not inside one of our calls. */
+static void log_values(const uint64_t *written, const uint64_t *real, uint32_t n)
+{
+    pthread_mutex_lock(&log_lock);
+    if (fake.log) {
+        for (uint32_t i = 0; i < n; i++)
+            fprintf(fake.log, "%" PRIu64 " %" PRIu64 "\n", written[i], real[i]);
+        fflush(fake.log);
+    }
+    pthread_mutex_unlock(&log_lock);
 }
 
 static instance_data *find_instance(const void *dispatchable)
@@ -119,6 +309,12 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo 
                 .GetPhysicalDeviceQueueFamilyProperties2 =
                     (PFN_vkGetPhysicalDeviceQueueFamilyProperties2)next(
                         *instance, "vkGetPhysicalDeviceQueueFamilyProperties2"),
+                .GetPhysicalDeviceProperties = (PFN_vkGetPhysicalDeviceProperties)next(
+                    *instance, "vkGetPhysicalDeviceProperties"),
+                .GetPhysicalDeviceProperties2 = (PFN_vkGetPhysicalDeviceProperties2)next(
+                    *instance, "vkGetPhysicalDeviceProperties2"),
+                .GetPhysicalDeviceProperties2KHR = (PFN_vkGetPhysicalDeviceProperties2)next(
+                    *instance, "vkGetPhysicalDeviceProperties2KHR"),
             };
             break;
         }
@@ -189,9 +385,8 @@ static VKAPI_ATTR void VKAPI_CALL GetPhysicalDeviceFeatures2KHR(VkPhysicalDevice
 
 static void fake_valid_bits(uint32_t *bits)
 {
-    const char *v = getenv("GZFAULT_VALID_BITS");
-    if (v && *v)
-        *bits = (uint32_t)strtoul(v, NULL, 10);
+    if (fake.set_bits)
+        *bits = fake.bits;
 }
 
 static VKAPI_ATTR void VKAPI_CALL GetPhysicalDeviceQueueFamilyProperties(
@@ -208,6 +403,39 @@ static VKAPI_ATTR void VKAPI_CALL GetPhysicalDeviceQueueFamilyProperties2(
     find_instance(phys)->GetPhysicalDeviceQueueFamilyProperties2(phys, count, props);
     for (uint32_t i = 0; props && i < *count; i++)
         fake_valid_bits(&props[i].queueFamilyProperties.timestampValidBits);
+}
+
+static VKAPI_ATTR void VKAPI_CALL GetPhysicalDeviceProperties(VkPhysicalDevice phys,
+                                                              VkPhysicalDeviceProperties *props)
+{
+    find_instance(phys)->GetPhysicalDeviceProperties(phys, props);
+    if (fake.set_period)
+        props->limits.timestampPeriod = fake.period;
+}
+
+static void properties2(VkPhysicalDevice phys, VkPhysicalDeviceProperties2 *props, bool khr)
+{
+    instance_data *d = find_instance(phys);
+    /* The KHR name is only there when the app enabled the extension on a
+     * 1.0 instance; the core one does the same. */
+    PFN_vkGetPhysicalDeviceProperties2 get =
+        khr && d->GetPhysicalDeviceProperties2KHR ? d->GetPhysicalDeviceProperties2KHR
+                                                  : d->GetPhysicalDeviceProperties2;
+    get(phys, props);
+    if (fake.set_period)
+        props->properties.limits.timestampPeriod = fake.period;
+}
+
+static VKAPI_ATTR void VKAPI_CALL GetPhysicalDeviceProperties2(VkPhysicalDevice phys,
+                                                               VkPhysicalDeviceProperties2 *props)
+{
+    properties2(phys, props, false);
+}
+
+static VKAPI_ATTR void VKAPI_CALL GetPhysicalDeviceProperties2KHR(
+    VkPhysicalDevice phys, VkPhysicalDeviceProperties2 *props)
+{
+    properties2(phys, props, true);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL EnumerateDeviceExtensionProperties(
@@ -275,8 +503,30 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice phys,
         if (!devices[i].key) {
             devices[i] = (device_data){
                 .key = key_of(*device),
+                .handle = *device,
                 .next_gdpa = next_gdpa,
                 .DestroyDevice = (PFN_vkDestroyDevice)next_gdpa(*device, "vkDestroyDevice"),
+                .CreateQueryPool = (PFN_vkCreateQueryPool)next_gdpa(*device, "vkCreateQueryPool"),
+                .DestroyQueryPool =
+                    (PFN_vkDestroyQueryPool)next_gdpa(*device, "vkDestroyQueryPool"),
+                .GetQueryPoolResults =
+                    (PFN_vkGetQueryPoolResults)next_gdpa(*device, "vkGetQueryPoolResults"),
+                .GetCalibratedTimestampsEXT = (PFN_vkGetCalibratedTimestampsEXT)next_gdpa(
+                    *device, "vkGetCalibratedTimestampsEXT"),
+                .GetCalibratedTimestampsKHR = (PFN_vkGetCalibratedTimestampsEXT)next_gdpa(
+                    *device, "vkGetCalibratedTimestampsKHR"),
+#define NEXT(name) .name = (PFN_vk##name)next_gdpa(*device, "vk" #name)
+                NEXT(CreateEvent),
+                NEXT(DestroyEvent),
+                NEXT(GetEventStatus),
+                NEXT(ResetEvent),
+                NEXT(CmdSetEvent),
+                NEXT(CmdCopyQueryPoolResults),
+                NEXT(BindBufferMemory),
+                NEXT(DestroyBuffer),
+                NEXT(MapMemory),
+                NEXT(UnmapMemory),
+#undef NEXT
             };
             break;
         }
@@ -295,6 +545,366 @@ static VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocat
     d->key = NULL;
     pthread_mutex_unlock(&lock);
     destroy(device, alloc);
+}
+
+/* ---- timestamp values handed up ---------------------------------------- */
+
+/* Timestamp query pools, the only ones whose results are rewritten. Handles
+ * are unique across devices (non-dispatchable handles of live objects). */
+static VkQueryPool *ts_pools;
+static size_t ts_npools, ts_cap;
+
+static bool is_timestamp_pool(VkQueryPool pool)
+{
+    bool found = false;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < ts_npools && !found; i++)
+        found = ts_pools[i] == pool;
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL CreateQueryPool(VkDevice device,
+                                                      const VkQueryPoolCreateInfo *info,
+                                                      const VkAllocationCallbacks *alloc,
+                                                      VkQueryPool *pool)
+{
+    device_data *d = find_device(device);
+    VkResult r = d->CreateQueryPool(device, info, alloc, pool);
+    if (r != VK_SUCCESS || info->queryType != VK_QUERY_TYPE_TIMESTAMP)
+        return r;
+    pthread_mutex_lock(&lock);
+    if (ts_npools == ts_cap) {
+        size_t cap = ts_cap ? 2 * ts_cap : 64;
+        VkQueryPool *grown = realloc(ts_pools, cap * sizeof *grown);
+        if (grown) {
+            ts_pools = grown;
+            ts_cap = cap;
+        }
+    }
+    bool tracked = ts_npools < ts_cap;
+    if (tracked)
+        ts_pools[ts_npools++] = *pool;
+    pthread_mutex_unlock(&lock);
+    if (!tracked) {
+        /* Handing up real times as if they were fake would be a wrong
+         * ground truth: fail instead. */
+        d->DestroyQueryPool(device, *pool, alloc);
+        *pool = VK_NULL_HANDLE;
+        return VK_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    return r;
+}
+
+static VKAPI_ATTR void VKAPI_CALL DestroyQueryPool(VkDevice device, VkQueryPool pool,
+                                                   const VkAllocationCallbacks *alloc)
+{
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < ts_npools; i++) {
+        if (ts_pools[i] == pool) {
+            ts_pools[i] = ts_pools[--ts_npools];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    find_device(device)->DestroyQueryPool(device, pool, alloc);
+}
+
+static void put_value(char *at, uint64_t v, bool wide)
+{
+    if (wide) {
+        memcpy(at, &v, sizeof v);
+    } else {
+        uint32_t v32 = (uint32_t)v;
+        memcpy(at, &v32, sizeof v32);
+    }
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL GetQueryPoolResults(VkDevice device, VkQueryPool pool,
+                                                          uint32_t first, uint32_t count,
+                                                          size_t size, void *data,
+                                                          VkDeviceSize stride,
+                                                          VkQueryResultFlags flags)
+{
+    device_data *d = find_device(device);
+    if (!count || !is_timestamp_pool(pool))
+        return d->GetQueryPoolResults(device, pool, first, count, size, data, stride, flags);
+    /* Read the real values into our own array, always 64-bit with
+     * availability: 32 bits of real ns are too few to derive the counter
+     * from, and without availability a VK_NOT_READY result does not say
+     * which values were written. One driver call, like the caller's. */
+    uint64_t *real = malloc(4 * (size_t)count * sizeof *real);
+    if (!real)
+        return VK_ERROR_OUT_OF_HOST_MEMORY;
+    uint64_t *log_written = real + 2 * (size_t)count, *log_real = log_written + count;
+    uint32_t logged = 0;
+    VkResult r = d->GetQueryPoolResults(
+        device, pool, first, count, 2 * (size_t)count * sizeof *real, real, 2 * sizeof *real,
+        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT |
+            (flags & VK_QUERY_RESULT_WAIT_BIT));
+    if (r == VK_SUCCESS || r == VK_NOT_READY) {
+        bool wide = flags & VK_QUERY_RESULT_64_BIT;
+        bool with_availability = flags & VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;
+        size_t elem = wide ? 8 : 4;
+        for (uint32_t i = 0; i < count; i++) {
+            char *at = (char *)data + i * stride;
+            uint64_t available = real[2 * i + 1];
+            if (available) {
+                /* As a 32-bit result the counter wraps (the spec allows
+                 * wrap or saturate); the log gets the value as written. */
+                uint64_t v = fake_ticks(real[2 * i]);
+                if (!wide)
+                    v &= 0xffffffffull;
+                put_value(at, v, wide);
+                log_written[logged] = v;
+                log_real[logged++] = real[2 * i];
+            }
+            /* An unavailable value is left unwritten, as the driver does. */
+            if (with_availability)
+                put_value(at + elem, available, wide);
+        }
+        log_values(log_written, log_real, logged);
+    }
+    free(real);
+    return r;
+}
+
+/* ---- results copied by the GPU ------------------------------------------ */
+
+/* gpuzones copies timestamps into its own mapped memory with
+ * vkCmdCopyQueryPoolResults and reads them there. A GPU copy cannot be
+ * rewritten on its way, so a timestamp copy is recorded as the setting of an
+ * event of ours instead, and a thread watching those events does the copy on
+ * the host, with fake values: after the event is set the timestamps are
+ * written (the copy waited for them too), so it reads the real results,
+ * then writes each value and then its availability into the destination's
+ * mapping, as the copy would have. */
+
+typedef struct bound_buffer {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    VkDeviceSize offset;
+} bound_buffer;
+
+typedef struct mapping {
+    VkDeviceMemory memory;
+    char *base; /* where offset 0 of the memory would be */
+} mapping;
+
+typedef struct copy_watch {
+    VkDevice device;
+    device_data *d;
+    VkEvent event;
+    VkQueryPool pool;
+    uint32_t first, count;
+    VkBuffer dst;
+    VkDeviceSize dst_offset, stride;
+    VkQueryResultFlags flags;
+} copy_watch;
+
+#define MAX_COPY_OBJECTS 4096
+static pthread_mutex_t copy_lock = PTHREAD_MUTEX_INITIALIZER;
+static bound_buffer buffers[MAX_COPY_OBJECTS];
+static mapping mappings[MAX_COPY_OBJECTS];
+static copy_watch watches[MAX_COPY_OBJECTS];
+static uint32_t nbuffers, nmappings, nwatches;
+static bool poller_started;
+
+static char *destination(VkBuffer buffer, VkDeviceSize offset)
+{
+    for (uint32_t i = 0; i < nbuffers; i++) {
+        if (buffers[i].buffer != buffer)
+            continue;
+        for (uint32_t j = 0; j < nmappings; j++)
+            if (mappings[j].memory == buffers[i].memory)
+                return mappings[j].base + buffers[i].offset + offset;
+    }
+    return NULL;
+}
+
+static void copy_on_host(const copy_watch *w)
+{
+    uint64_t real[2 * 256], written[256], logged_real[256];
+    uint32_t done = 0;
+    while (done < w->count) {
+        uint32_t n = w->count - done < 256 ? w->count - done : 256;
+        VkResult r = w->d->GetQueryPoolResults(w->device, w->pool, w->first + done, n,
+                                               sizeof real, real, 2 * sizeof real[0],
+                                               VK_QUERY_RESULT_64_BIT |
+                                                   VK_QUERY_RESULT_WITH_AVAILABILITY_BIT |
+                                                   VK_QUERY_RESULT_WAIT_BIT);
+        char *dst = destination(w->dst, w->dst_offset + done * w->stride);
+        if (r != VK_SUCCESS || !dst)
+            return;
+        bool wide = w->flags & VK_QUERY_RESULT_64_BIT;
+        size_t elem = wide ? 8 : 4;
+        uint32_t logged = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            char *at = dst + i * w->stride;
+            uint64_t v = fake_ticks(real[2 * i]);
+            if (!wide)
+                v &= 0xffffffffull;
+            put_value(at, v, wide);
+            written[logged] = v;
+            logged_real[logged++] = real[2 * i];
+            if (w->flags & VK_QUERY_RESULT_WITH_AVAILABILITY_BIT) {
+                __atomic_thread_fence(__ATOMIC_RELEASE); /* the value before the flag */
+                put_value(at + elem, 1, wide);
+            }
+        }
+        log_values(written, logged_real, logged);
+        done += n;
+    }
+}
+
+static void *poller(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        pthread_mutex_lock(&copy_lock);
+        for (uint32_t i = 0; i < nwatches; i++) {
+            copy_watch *w = &watches[i];
+            if (w->d->GetEventStatus(w->device, w->event) != VK_EVENT_SET)
+                continue;
+            /* Reset first: once the results are visible the layer above may
+             * run the same commands again, setting the event anew. */
+            w->d->ResetEvent(w->device, w->event);
+            copy_on_host(w);
+        }
+        pthread_mutex_unlock(&copy_lock);
+        struct timespec nap = {0, 20000};
+        nanosleep(&nap, NULL);
+    }
+    return NULL;
+}
+
+static VKAPI_ATTR void VKAPI_CALL CmdCopyQueryPoolResults(VkCommandBuffer cb, VkQueryPool pool,
+                                                         uint32_t first, uint32_t count,
+                                                         VkBuffer dst, VkDeviceSize dst_offset,
+                                                         VkDeviceSize stride,
+                                                         VkQueryResultFlags flags)
+{
+    device_data *d = find_device(cb);
+    if (!fake.rewrite_copies || !is_timestamp_pool(pool)) {
+        d->CmdCopyQueryPoolResults(cb, pool, first, count, dst, dst_offset, stride, flags);
+        return;
+    }
+    VkDevice device = d->handle; /* found through the command buffer's dispatch key */
+    VkEventCreateInfo info = {.sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
+    VkEvent event;
+    pthread_mutex_lock(&copy_lock);
+    if (nwatches == MAX_COPY_OBJECTS || d->CreateEvent(device, &info, NULL, &event) != VK_SUCCESS) {
+        pthread_mutex_unlock(&copy_lock);
+        fprintf(stderr, "gzfault: cannot watch another copy: test results would be wrong\n");
+        abort();
+    }
+    watches[nwatches++] = (copy_watch){device, d, event, pool, first, count, dst, dst_offset, stride,
+                                       flags};
+    if (!poller_started) {
+        /* The loader unloads layers at vkDestroyInstance; the thread's code
+         * must stay. */
+        Dl_info self;
+        if (dladdr((void *)poller, &self) && self.dli_fname)
+            dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+        pthread_t t;
+        poller_started = pthread_create(&t, NULL, poller, NULL) == 0;
+    }
+    pthread_mutex_unlock(&copy_lock);
+    d->CmdSetEvent(cb, event, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL BindBufferMemory(VkDevice device, VkBuffer buffer,
+                                                      VkDeviceMemory memory, VkDeviceSize offset)
+{
+    VkResult r = find_device(device)->BindBufferMemory(device, buffer, memory, offset);
+    pthread_mutex_lock(&copy_lock);
+    if (r == VK_SUCCESS && nbuffers < MAX_COPY_OBJECTS)
+        buffers[nbuffers++] = (bound_buffer){buffer, memory, offset};
+    pthread_mutex_unlock(&copy_lock);
+    return r;
+}
+
+static VKAPI_ATTR void VKAPI_CALL DestroyBuffer(VkDevice device, VkBuffer buffer,
+                                               const VkAllocationCallbacks *alloc)
+{
+    pthread_mutex_lock(&copy_lock);
+    for (uint32_t i = 0; i < nbuffers; i++)
+        if (buffers[i].buffer == buffer)
+            buffers[i--] = buffers[--nbuffers];
+    for (uint32_t i = 0; i < nwatches; i++) {
+        if (watches[i].dst == buffer) {
+            watches[i].d->DestroyEvent(watches[i].device, watches[i].event, NULL);
+            watches[i--] = watches[--nwatches];
+        }
+    }
+    pthread_mutex_unlock(&copy_lock);
+    find_device(device)->DestroyBuffer(device, buffer, alloc);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL MapMemory(VkDevice device, VkDeviceMemory memory,
+                                               VkDeviceSize offset, VkDeviceSize size,
+                                               VkMemoryMapFlags flags, void **data)
+{
+    VkResult r = find_device(device)->MapMemory(device, memory, offset, size, flags, data);
+    pthread_mutex_lock(&copy_lock);
+    if (r == VK_SUCCESS && nmappings < MAX_COPY_OBJECTS)
+        mappings[nmappings++] = (mapping){memory, (char *)*data - offset};
+    pthread_mutex_unlock(&copy_lock);
+    return r;
+}
+
+static VKAPI_ATTR void VKAPI_CALL UnmapMemory(VkDevice device, VkDeviceMemory memory)
+{
+    pthread_mutex_lock(&copy_lock);
+    for (uint32_t i = 0; i < nmappings; i++)
+        if (mappings[i].memory == memory)
+            mappings[i--] = mappings[--nmappings];
+    pthread_mutex_unlock(&copy_lock);
+    find_device(device)->UnmapMemory(device, memory);
+}
+
+static VkResult calibrated(PFN_vkGetCalibratedTimestampsEXT next, VkDevice device,
+                           uint32_t count, const VkCalibratedTimestampInfoEXT *infos,
+                           uint64_t *timestamps, uint64_t *max_deviation)
+{
+    VkResult r = next(device, count, infos, timestamps, max_deviation);
+    if (r != VK_SUCCESS)
+        return r;
+    /* The driver read the domains together: the device value is the
+     * counter at that real time; host values are the truth already. */
+    for (uint32_t i = 0; i < count; i++) {
+        if (infos[i].timeDomain == VK_TIME_DOMAIN_DEVICE_EXT) {
+            uint64_t real = timestamps[i];
+            timestamps[i] = fake_ticks(real);
+            log_values(&timestamps[i], &real, 1);
+        }
+    }
+    if (fake.set_deviation)
+        *max_deviation = fake.deviation_ns;
+    else if (fake.period > 1)
+        /* A maximum deviation includes the longest tick period of the
+         * domains sampled (Mesa: sampling interval + that period): the
+         * driver counted its own 1 ns tick, the counter handed up ticks
+         * every P ns, so a device value is up to one tick old.
+         * GZFAULT_CALIB_DEVIATION_NS=1 plays a driver that leaves it out. */
+        *max_deviation += (uint64_t)ceilf(fake.period) - 1;
+    return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL GetCalibratedTimestampsEXT(
+    VkDevice device, uint32_t count, const VkCalibratedTimestampInfoEXT *infos,
+    uint64_t *timestamps, uint64_t *max_deviation)
+{
+    return calibrated(find_device(device)->GetCalibratedTimestampsEXT, device, count, infos,
+                      timestamps, max_deviation);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL GetCalibratedTimestampsKHR(
+    VkDevice device, uint32_t count, const VkCalibratedTimestampInfoEXT *infos,
+    uint64_t *timestamps, uint64_t *max_deviation)
+{
+    return calibrated(find_device(device)->GetCalibratedTimestampsKHR, device, count, infos,
+                      timestamps, max_deviation);
 }
 
 static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, const char *name);
@@ -317,6 +927,12 @@ static PFN_vkVoidFunction own(const char *name)
         return (PFN_vkVoidFunction)GetPhysicalDeviceQueueFamilyProperties;
     if (!strcmp(name, "vkGetPhysicalDeviceQueueFamilyProperties2"))
         return (PFN_vkVoidFunction)GetPhysicalDeviceQueueFamilyProperties2;
+    if (!strcmp(name, "vkGetPhysicalDeviceProperties"))
+        return (PFN_vkVoidFunction)GetPhysicalDeviceProperties;
+    if (!strcmp(name, "vkGetPhysicalDeviceProperties2"))
+        return (PFN_vkVoidFunction)GetPhysicalDeviceProperties2;
+    if (!strcmp(name, "vkGetPhysicalDeviceProperties2KHR"))
+        return (PFN_vkVoidFunction)GetPhysicalDeviceProperties2KHR;
     if (!strcmp(name, "vkDestroyDevice"))
         return (PFN_vkVoidFunction)DestroyDevice;
     if (!strcmp(name, "vkGetDeviceProcAddr"))
@@ -336,12 +952,44 @@ static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance i
     return d ? d->next_gipa(instance, name) : NULL;
 }
 
+/* The device functions that hand up timestamps, or track what does. */
+static PFN_vkVoidFunction own_device(const char *name)
+{
+    if (!strcmp(name, "vkCreateQueryPool"))
+        return (PFN_vkVoidFunction)CreateQueryPool;
+    if (!strcmp(name, "vkDestroyQueryPool"))
+        return (PFN_vkVoidFunction)DestroyQueryPool;
+    if (!strcmp(name, "vkGetQueryPoolResults"))
+        return (PFN_vkVoidFunction)GetQueryPoolResults;
+    if (!strcmp(name, "vkGetCalibratedTimestampsEXT"))
+        return (PFN_vkVoidFunction)GetCalibratedTimestampsEXT;
+    if (!strcmp(name, "vkGetCalibratedTimestampsKHR"))
+        return (PFN_vkVoidFunction)GetCalibratedTimestampsKHR;
+    if (!strcmp(name, "vkCmdCopyQueryPoolResults"))
+        return (PFN_vkVoidFunction)CmdCopyQueryPoolResults;
+    if (!strcmp(name, "vkBindBufferMemory"))
+        return (PFN_vkVoidFunction)BindBufferMemory;
+    if (!strcmp(name, "vkDestroyBuffer"))
+        return (PFN_vkVoidFunction)DestroyBuffer;
+    if (!strcmp(name, "vkMapMemory"))
+        return (PFN_vkVoidFunction)MapMemory;
+    if (!strcmp(name, "vkUnmapMemory"))
+        return (PFN_vkVoidFunction)UnmapMemory;
+    return NULL;
+}
+
 static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, const char *name)
 {
     if (!strcmp(name, "vkGetDeviceProcAddr") || !strcmp(name, "vkDestroyDevice"))
         return own(name);
     device_data *d = device ? find_device(device) : NULL;
-    return d ? d->next_gdpa(device, name) : NULL;
+    if (!d)
+        return NULL;
+    PFN_vkVoidFunction next = d->next_gdpa(device, name);
+    /* Only what the device really has (an extension not enabled stays
+     * NULL), and only wrapped where there is a next to call. */
+    PFN_vkVoidFunction f = next ? own_device(name) : NULL;
+    return f ? f : next;
 }
 
 EXPORT VKAPI_ATTR VkResult VKAPI_CALL

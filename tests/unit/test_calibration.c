@@ -353,6 +353,8 @@ static int test_model_step(void)
         }
     }
     CHECK_U64(m.jumps, 1);
+    /* Times from before the step still map with the line before it. */
+    CHECK(llabs((int64_t)(gz_model_to_host(&m, sim_gpu(&c, 4 * SEC)) - 4 * SEC)) <= 10);
     return 0;
 }
 

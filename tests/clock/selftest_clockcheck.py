@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""The clock tests' analysis on made-up traces and fault logs: it must pass a
+right trace and catch each way a trace can be wrong.  No Vulkan needed.
+
+    selftest_clockcheck.py      (or clockcheck.py --selftest)
+"""
+import json
+import os
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clockcheck  # noqa: E402
+from clockcheck import gztrace  # noqa: E402
+
+GPU = 1 << 30
+T0 = 5_000_000_000_000  # real ns at the first zone
+
+
+def trace_text(zones):
+    """zones: (tid, level, ts_ns, dur_ns, [raw_begin, raw_end])"""
+    lines = ["["]
+    for tid, level, ts, dur, ticks in zones:
+        lines.append(json.dumps({"ph": "X", "pid": 1, "tid": tid, "cat": "gpu", "name": level,
+                                 "ts": "%TS%", "dur": "%DUR%",
+                                 "args": {"level": level, "gpu_ticks": ticks}})
+                     .replace('"%TS%"', "%.3f" % (ts / 1000.0))
+                     .replace('"%DUR%"', "%.3f" % (dur / 1000.0)) + ",")
+    lines.append(json.dumps({"ph": "M", "name": "gpuzones_totals", "pid": 1, "args": {}}))
+    lines.append("]")
+    return "\n".join(lines) + "\n"
+
+
+def make(counter, n=40, step=100_000_000, length=400_000, error=lambda t: 0, dur_error=0):
+    """n zones on one track, one every step ns; counter(real) gives the raw
+    value; error(real) what the 'layer' got wrong.  Returns (trace, pairs)."""
+    zones, pairs = [], []
+    for i in range(n):
+        b, e = T0 + i * step, T0 + i * step + length
+        rb, re_ = counter(b), counter(e)
+        pairs += [(rb, b), (re_, e)]
+        ts = b + error(b)
+        zones.append((GPU, "submit", ts, e + error(e) - ts + dur_error, [rb, re_]))
+    return gztrace.loads(trace_text(zones)), pairs
+
+
+def scenario(check="all", limit_us=50, period="1", **extra):
+    env = {"GZFAULT_PERIOD_NS": period}
+    env.update(extra.pop("env", {}))
+    return dict(env=env, run_s=1, limit_us=limit_us, check=check, **extra)
+
+
+def analyse(sc, trace, pairs):
+    # the analysis prints its per-group lines: keep the self-test quiet
+    stdout = sys.stdout
+    sys.stdout = open(os.devnull, "w")
+    try:
+        res, f = clockcheck.analyse_scenario("t", sc, trace, pairs, [])
+        return clockcheck.row(res), f
+    finally:
+        sys.stdout.close()
+        sys.stdout = stdout
+
+
+def main():
+    failures = []
+
+    def expect(cond, what):
+        print("ok  " if cond else "FAIL", what)
+        if not cond:
+            failures.append(what)
+
+    ident = lambda real: real  # noqa: E731
+
+    # A right trace: no failure, error 0.
+    trace, pairs = make(ident)
+    row, f = analyse(scenario(), trace, pairs)
+    expect(not f and "| 0.000 |" in row, "exact trace passes with error 0: %s %s" % (row, f))
+
+    # 60 us off: over a 50 us bound, and the row shows 60.
+    trace, pairs = make(ident, error=lambda t: 60_000)
+    row, f = analyse(scenario(), trace, pairs)
+    expect(f and "| 60.000 |" in row, "60 us off fails: %s" % row)
+
+    # 40 us off at the end only (a wrong duration) is still seen.
+    trace, pairs = make(ident, dur_error=-40_000)
+    row, f = analyse(scenario(), trace, pairs)
+    expect(not f and "| 40.000 |" in row, "end error counted: %s %s" % (row, f))
+
+    # No gpu_ticks: a clear failure naming GPUZONES_RAW_TICKS.
+    text = trace_text([(GPU, "submit", T0, 1000, None)] * 12)
+    row, f = analyse(scenario(), gztrace.loads(text), [(T0, T0)])
+    expect(any("GPUZONES_RAW_TICKS" in x for x in f), "missing gpu_ticks is reported: %s" % f[:1])
+
+    # A raw value the log does not know: the harness is broken, say so.
+    trace, pairs = make(ident)
+    row, f = analyse(scenario(), trace, pairs[2:])
+    expect(any("not in the fault log" in x for x in f), "unknown raw value is reported")
+
+    # Negative durations.
+    trace, pairs = make(ident, dur_error=-500_000)
+    row, f = analyse(scenario(), trace, pairs)
+    expect(any("negative duration" in x for x in f), "negative duration is reported")
+
+    # A 36-bit counter at 0.0005 ns wrapping every 34 ms: wraps counted from
+    # the log, the uncorrected error is big, an exact trace passes.
+    p = clockcheck.f32(0.0005)
+    mask = (1 << 36) - 1
+    start = (1 << 36) - 2_000_000_000
+    wrap = lambda real: (start + round((real - T0 + 1_000_000) / p)) & mask  # noqa: E731
+    trace, pairs = make(wrap, n=100, step=10_000_000)
+    sc = scenario(period="0.0005", min_wraps=3, order=True, env={"GZFAULT_VALID_BITS": "36"})
+    row, f = analyse(sc, trace, pairs)
+    an = clockcheck.Analysis(trace.gpu_zones(), pairs, 0.0005)
+    expect(not f and an.wraps() >= 25, "wrapping counter, exact trace: %s wraps, %s %s"
+           % (an.wraps(), row, f))
+    expect(an.worst_naive(an.zones) > 1_000_000, "no unwrap: uncorrected error > 1 ms (%d ns)"
+           % an.worst_naive(an.zones))
+
+    # The same trace with one zone a wrap period (34.4 ms) early: error and
+    # order both caught.
+    bad = lambda t: -34_359_738 if t == T0 + 50 * 10_000_000 else 0  # noqa: E731
+    trace, pairs = make(wrap, n=100, step=10_000_000, error=bad)
+    row, f = analyse(sc, trace, pairs)
+    expect(any("begin before the zone before them" in x for x in f)
+           and any("worst error" in x for x in f), "zone a wrap early: order and error fail")
+
+    # Too few wraps in the log.
+    trace, pairs = make(ident)
+    row, f = analyse(scenario(min_wraps=3, env={"GZFAULT_VALID_BITS": "64"}), trace, pairs)
+    expect(any("wrapping 0 times" in x for x in f), "no wrap seen is reported")
+
+    # Drift: the uncorrected error grows as rate * time; only the last
+    # second is checked.
+    drift = lambda real: real + (real - T0) // 1000  # noqa: E731  1000 ppm
+    trace, pairs = make(drift, n=61)  # 6 s
+    row, f = analyse(scenario(check="last-second"), trace, pairs)
+    expect(not f and "| 6000.400 |" in row and "| 10 |" in row,
+           "drift: last second only, uncorrected 6 ms: %s %s" % (row, f))
+
+    # Jump: found in the log; zones between it and +1 s are not checked,
+    # those before and after are.
+    jump_at = T0 + 3_000_000_000 + 50_000_000
+    step = lambda real: real + (2_000_000 if real > jump_at else 0)  # noqa: E731
+    late = lambda t: 900_000 if jump_at < t < jump_at + 1_000_000_000 else 0  # noqa: E731
+    trace, pairs = make(step, n=61, error=late)
+    an = clockcheck.Analysis(trace.gpu_zones(), pairs, 1.0)
+    expect(an.jump_time() is not None and abs(an.jump_time() - jump_at) < 100_000_000,
+           "jump time found: %s" % an.jump_time())
+    row, f = analyse(scenario(check="jump"), trace, pairs)
+    expect(not f and "| 2000.000 |" in row, "jump: settle second not checked: %s %s" % (row, f))
+    late2 = lambda t: 90_000 if t > jump_at + 1_500_000_000 else 0  # noqa: E731
+    trace, pairs = make(step, n=61, error=late2)
+    row, f = analyse(scenario(check="jump"), trace, pairs)
+    expect(any("after the jump" in x for x in f), "jump: error after the settle second fails")
+
+    # The fault formula: values made with it match, values 10 ticks off or
+    # a banner with another start do not.
+    import math
+    env = {"GZFAULT_DRIFT_PPM": "50", "GZFAULT_WOBBLE_PPM": "200", "GZFAULT_WOBBLE_PERIOD_S": "4",
+           "GZFAULT_JUMP_AT_MS": "3000", "GZFAULT_JUMP_NS": "-2000000"}
+    t0 = T0 - 50_000_000
+
+    def counter(real, off=0):
+        t = real - t0
+        g = t * (1 + 50e-6) + 200e-6 * 4e9 / (2 * math.pi) * (1 - math.cos(2 * math.pi * t / 4e9))
+        return round(t0) + round(g + (-2_000_000 if t > 3e9 else 0)) + off
+    reals = [T0 + k * 37_000_017 for k in range(200)]
+    banner = dict(t0=t0, start=t0, bits=64, period=1.0)
+    quiet = open(os.devnull, "w")
+    stdout, sys.stdout = sys.stdout, quiet
+    try:
+        good = clockcheck.fault_model_errors([(counter(r), r) for r in reals], env, banner)
+        off = clockcheck.fault_model_errors([(counter(r, 10), r) for r in reals], env, banner)
+        moved = clockcheck.fault_model_errors([(counter(r), r) for r in reals], env,
+                                              dict(banner, start=t0 + 5))
+        none = clockcheck.fault_model_errors([(counter(r), r) for r in reals], env, None)
+    finally:
+        sys.stdout = stdout
+        quiet.close()
+    expect(not good, "fault formula: the counter's own values match: %s" % good[:1])
+    expect(bool(off) and bool(moved), "fault formula: 10 ticks off, or another start, fail")
+    expect(none, "fault formula: no banner from the layer fails")
+
+    # The layer chain check.
+    good = ("LAYER: vkCreateInstance layer callstack setup to:\nLAYER:   <Application>\n"
+            "LAYER:   <Loader>\nLAYER:   VK_LAYER_MESA_device_select\n"
+            "LAYER:   VK_LAYER_GPUZONES_timing\nLAYER:   VK_LAYER_GPUZONES_clockfault\n"
+            "LAYER:   <Drivers>\n\nLAYER: vkCreateDevice layer callstack setup to:\n"
+            "LAYER:   <Application>\nLAYER:   VK_LAYER_GPUZONES_timing\n"
+            "LAYER:   VK_LAYER_GPUZONES_clockfault\nLAYER:   <Device>\n")
+    expect(not clockcheck.chain_errors(good), "right chain accepted")
+    swapped = good.replace("timing\nLAYER:   VK_LAYER_GPUZONES_clockfault",
+                           "clockfault\nLAYER:   VK_LAYER_GPUZONES_timing")
+    expect(len(clockcheck.chain_errors(swapped)) == 2, "swapped chain refused")
+    expect(clockcheck.chain_errors(""), "no loader output refused")
+
+    print("%d failures" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
