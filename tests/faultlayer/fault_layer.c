@@ -209,8 +209,14 @@ __attribute__((constructor)) static void fake_init(void)
 
 /* The loader unloads layers at vkDestroyInstance; at exit this runs after
  * gpuzones' atexit handler has read back its last queries. */
+static VkQueryPool *ts_pools;
+
 __attribute__((destructor)) static void fake_fini(void)
 {
+    /* The loader unloads the layer at vkDestroyInstance: what only this
+     * library points to must go with it (LeakSanitizer counts it). */
+    free(ts_pools);
+    ts_pools = NULL;
     pthread_mutex_lock(&log_lock);
     if (fake.log)
         fclose(fake.log);
@@ -551,7 +557,6 @@ static VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocat
 
 /* Timestamp query pools, the only ones whose results are rewritten. Handles
  * are unique across devices (non-dispatchable handles of live objects). */
-static VkQueryPool *ts_pools;
 static size_t ts_npools, ts_cap;
 
 static bool is_timestamp_pool(VkQueryPool pool)

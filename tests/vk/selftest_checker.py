@@ -344,8 +344,14 @@ def mutations(truth):
 
     if any(l["parent"] >= 0 for l in truth["labels"]):
         def overlap(ev):
-            child = first(ev, lambda e: level(e, "label") and e["name"] == next(
-                l["name"] for l in truth["labels"] if l["parent"] >= 0))
+            # A label that is nested in another one on its track (names may
+            # repeat at the top level elsewhere, e.g. on another thread's
+            # command buffer), made to end 10 s later.
+            names = {l["name"] for l in truth["labels"] if l["parent"] >= 0}
+            labels = [e for e in ev if level(e, "label")]
+            child = next(e for e in labels if e["name"] in names and any(
+                p is not e and p["tid"] == e["tid"] and p["ts"] <= e["ts"]
+                and p["ts"] + p["dur"] >= e["ts"] + e["dur"] for p in labels))
             child["dur"] += 10_000_000
         out.append(("a label partially overlapping its parent", overlap))
 
