@@ -6,7 +6,6 @@
 #include "gz_calibration.h"
 
 #define MAX_DRIFT 2e-3           /* ±2000 ppm: far beyond any real clock */
-#define MIN_SPAN_FOR_DRIFT 5e8   /* 0.5 s: below it the slope is not observable */
 #define FEASIBLE_SLACK 1.0       /* ns of rounding a fit may miss a constraint by */
 #define JUMP_NS 200000.0 /* a contradiction larger than this is a step (real ones are ms) */
 #define SEARCH_STEPS 50
@@ -168,32 +167,16 @@ static double width_at(const gz_clock_model *m, double slope)
     return e.hi_min - e.lo_max;
 }
 
-static double time_span(const gz_clock_model *m)
-{
-    double lo = INFINITY, hi = -INFINITY;
-    for (uint32_t i = 0; i < m->count; i++) {
-        const gz_model_bucket *b = &m->buckets[(m->head + i) % GZ_MODEL_BUCKETS];
-        if (b->has_lo) {
-            lo = fmin(lo, b->lo_t);
-            hi = fmax(hi, b->lo_t);
-        }
-        if (b->has_hi) {
-            lo = fmin(lo, b->hi_t);
-            hi = fmax(hi, b->hi_t);
-        }
-    }
-    return hi > lo ? hi - lo : 0;
-}
-
 static double best_slope(const gz_clock_model *m)
 {
-    /* Drift shows only with both sides bounded, and only over time: over a
-     * short span keep the slope in use (0 at first) while the constraints
-     * agree with it. */
+    /* The slope changes only when the constraints force it: while the one
+     * in use leaves a band (0 at first), it stays. Maximizing the margin is
+     * right for the offset but ill-conditioned for the slope: two tight
+     * constraints a few ms apart would let a tilted line widen the band and
+     * win. Once they contradict the slope in use, the slope with the
+     * largest margin is the one the tight constraints allow. */
     envelope e = envelope_at(m, m->b);
-    if (!e.has_lo || !e.has_hi)
-        return m->b;
-    if (time_span(m) < MIN_SPAN_FOR_DRIFT && e.hi_min - e.lo_max >= 0)
+    if (!e.has_lo || !e.has_hi || e.hi_min - e.lo_max >= 0)
         return m->b;
     double lo = -MAX_DRIFT, hi = MAX_DRIFT;
     for (int i = 0; i < SEARCH_STEPS; i++) {
@@ -203,9 +186,7 @@ static double best_slope(const gz_clock_model *m)
         else
             hi = m2;
     }
-    double s = (lo + hi) / 2;
-    /* On a plateau every slope is as good: prefer the one in use. */
-    return width_at(m, m->b) >= width_at(m, s) ? m->b : s;
+    return (lo + hi) / 2;
 }
 
 static gz_calib_method best_method(const gz_clock_model *m)

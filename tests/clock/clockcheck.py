@@ -99,33 +99,12 @@ def base_env():
     return env
 
 
-def callstacks(stderr):
-    """The chains VK_LOADER_DEBUG=layer prints ("vkCreateInstance layer
-    callstack setup to:", then the layers from the application down), as
-    [(kind, [layer names])]."""
-    stacks, current = [], None
-    for line in stderr.splitlines():
-        m = re.search(r"(vkCreateInstance|vkCreateDevice) layer callstack setup to:", line)
-        if m:
-            current = (m.group(1), [])
-            stacks.append(current)
-            continue
-        if current is None:
-            continue
-        body = line[len("LAYER:"):].strip() if line.startswith("LAYER:") else None
-        if body is None or body.startswith(("<Device>", "<Physical Device", "<Drivers>")):
-            current = None
-        elif re.fullmatch(r"VK_LAYER_\w+", body):
-            current[1].append(body)
-    return stacks
-
-
 def chain_errors(stderr):
     """app -> gpuzones -> clockfault -> driver, in both chains.  The loader
     (1.3.239, measured) chains layers in the order their manifests are found
     on VK_ADD_LAYER_PATH, not in the VK_INSTANCE_LAYERS order, so the order
     is checked rather than assumed."""
-    stacks = callstacks(stderr)
+    stacks = gztrace.loader_callstacks(stderr)
     kinds = [k for k, _ in stacks]
     errors = []
     for kind in ("vkCreateInstance", "vkCreateDevice"):

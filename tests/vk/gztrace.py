@@ -12,6 +12,7 @@ CLOCK_MONOTONIC values taken by a program need no float slack.
 
 import decimal
 import json
+import re
 
 GPU_TID_BASE = 1 << 30
 LEVELS = ("submit", "cmdbuf", "label")
@@ -254,3 +255,27 @@ def strict_parse_ok(path):
             return isinstance(json.load(f), list)
         except ValueError:
             return False
+
+
+def loader_callstacks(stderr):
+    """VK_LOADER_DEBUG=layer prints each chain as "vkCreateInstance layer
+    callstack setup to:" then the layers from the application down.  Returns
+    [(kind, [layer names])]."""
+    stacks = []
+    current = None
+    for line in stderr.splitlines():
+        m = re.search(r"(vkCreateInstance|vkCreateDevice) layer callstack setup to:", line)
+        if m:
+            current = (m.group(1), [])
+            stacks.append(current)
+            continue
+        if current is None:
+            continue
+        body = line[len("LAYER:"):].strip() if line.startswith("LAYER:") else None
+        if body is None:
+            current = None
+        elif body == "<Device>" or body.startswith("<Physical Device") or body.startswith("<Drivers>"):
+            current = None
+        elif re.fullmatch(r"VK_LAYER_\w+", body):
+            current[1].append(body)
+    return stacks

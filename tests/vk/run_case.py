@@ -164,32 +164,8 @@ def tail(text, n=40):
 # ---- layer loading -------------------------------------------------------------
 
 
-def callstacks(stderr):
-    """VK_LOADER_DEBUG=layer prints each chain as "vkCreateInstance layer
-    callstack setup to:" then the layers from the application down.  Returns
-    [(kind, [layer names])]."""
-    stacks = []
-    current = None
-    for line in stderr.splitlines():
-        m = re.search(r"(vkCreateInstance|vkCreateDevice) layer callstack setup to:", line)
-        if m:
-            current = (m.group(1), [])
-            stacks.append(current)
-            continue
-        if current is None:
-            continue
-        body = line[len("LAYER:"):].strip() if line.startswith("LAYER:") else None
-        if body is None:
-            current = None
-        elif body == "<Device>" or body.startswith("<Physical Device") or body.startswith("<Drivers>"):
-            current = None
-        elif re.fullmatch(r"VK_LAYER_\w+", body):
-            current[1].append(body)
-    return stacks
-
-
 def check_layer_order(ck, stderr, want_layer, validation):
-    stacks = callstacks(stderr)
+    stacks = gztrace.loader_callstacks(stderr)
     kinds = {k for k, _ in stacks}
     if not ck.expect("vkCreateInstance" in kinds and "vkCreateDevice" in kinds,
                      "loader did not print the layer callstacks (VK_LOADER_DEBUG=layer)"):
@@ -768,7 +744,7 @@ def sample_not_enabled(args, tmp):
     rc2, _, err2 = run([exe], env, inst_dir)
     manifest = os.path.join(os.path.abspath(args.layer_dir), "VkLayer_gpuzones_timing.json")
     ck.expect(manifest in err2, "the loader never looked at %s" % manifest)
-    ck.expect(not any(LAYER in layers for _, layers in callstacks(err2)), "the layer was in a call chain")
+    ck.expect(not any(LAYER in layers for _, layers in gztrace.loader_callstacks(err2)), "the layer was in a call chain")
     return ck
 
 
@@ -898,7 +874,7 @@ def sample_implicit(args, tmp):
         env["VK_LOADER_DEBUG"] = "layer"
         _, _, dbg = run([exe], env, tmp)
         ck.expect("VkLayer_gpuzones_timing.json" in dbg, "%s: the loader never saw the implicit manifest" % name)
-        chained = any(LAYER in layers for _, layers in callstacks(dbg))
+        chained = any(LAYER in layers for _, layers in gztrace.loader_callstacks(dbg))
         ck.expect(chained == want, "%s: the layer is %sin the call chain" % (name, "" if chained else "not "))
         try:
             os.remove(trace)
