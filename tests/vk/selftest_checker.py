@@ -349,8 +349,10 @@ def mutations(truth):
             # command buffer), made to end 10 s later.
             names = {l["name"] for l in truth["labels"] if l["parent"] >= 0}
             labels = [e for e in ev if level(e, "label")]
+            # The parent must begin strictly before it: stretched, a label
+            # that begins on its parent's tick would contain it instead.
             child = next(e for e in labels if e["name"] in names and any(
-                p is not e and p["tid"] == e["tid"] and p["ts"] <= e["ts"]
+                p is not e and p["tid"] == e["tid"] and p["ts"] < e["ts"]
                 and p["ts"] + p["dur"] >= e["ts"] + e["dur"] for p in labels))
             child["dur"] += 10_000_000
         out.append(("a label partially overlapping its parent", overlap))
