@@ -231,17 +231,25 @@ void gz_model_fit(gz_clock_model *m)
         }
         if (contradiction > JUMP_NS && m->fitted) {
             /* A step: the line so far still holds before it. The step lies
-             * between the newest dropped constraint and the oldest kept. */
+             * after the newest dropped constraint (it contradicts what came
+             * later) and before the oldest kept one that contradicts the
+             * line so far; kept constraints loose enough to agree with both
+             * lines say nothing about when it happened. */
             const gz_model_bucket *last = &m->buckets[(head + lo - 1) % GZ_MODEL_BUCKETS];
-            const gz_model_bucket *first = &m->buckets[(head + lo) % GZ_MODEL_BUCKETS];
             double dropped_t = fmax(last->has_lo ? last->lo_t : -INFINITY,
                                     last->has_hi ? last->hi_t : -INFINITY);
-            double kept_t = fmin(first->has_lo ? first->lo_t : INFINITY,
-                                 first->has_hi ? first->hi_t : INFINITY);
+            double after_t = INFINITY;
+            for (uint32_t i = lo; i < count && after_t == INFINITY; i++) {
+                const gz_model_bucket *b = &m->buckets[(head + i) % GZ_MODEL_BUCKETS];
+                if (b->has_lo && b->lo > m->a + m->b * b->lo_t + JUMP_NS / 2)
+                    after_t = b->lo_t;
+                if (b->has_hi && b->hi < m->a + m->b * b->hi_t - JUMP_NS / 2)
+                    after_t = fmin(after_t, b->hi_t);
+            }
             m->has_before_step = true;
             m->before_step_a = m->a;
             m->before_step_b = m->b;
-            m->step_t = (dropped_t + kept_t) / 2;
+            m->step_t = after_t == INFINITY ? dropped_t : (dropped_t + after_t) / 2;
             m->jumps++;
         }
         m->head = (head + lo) % GZ_MODEL_BUCKETS;
