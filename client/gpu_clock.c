@@ -1,3 +1,5 @@
+#include <math.h>
+
 #include "gz_client.h"
 #include "gz_gpu_clock.h"
 
@@ -46,7 +48,7 @@ void gz_gpu_clock_add_pair(gz_gpu_clock *c, gz_calib_method method, uint64_t raw
     uint64_t t = unwrap(c, raw, predict(c, host_ns));
     /* A tick is a period long: a pair cannot be more exact than that, even
      * when a driver reports a smaller deviation (Mesa's include it). */
-    uint64_t tick = (uint64_t)c->period_ns + 1;
+    uint64_t tick = (uint64_t)ceil(c->period_ns);
     gz_calib_pair p = {.gpu_ns = to_ns(c, t),
                        .host_ns = host_ns,
                        .deviation_ns = deviation_ns > tick ? deviation_ns : tick};
