@@ -237,13 +237,13 @@ def label_zone(ev, label_id):
 
 
 def descendants(truth, label_id):
-    out, todo = set(), [label_id]
-    while todo:
-        p = todo.pop()
+    out, to_visit = set(), [label_id]
+    while to_visit:
+        p = to_visit.pop()
         for l in truth["labels"]:
             if l["parent"] == p and l["id"] not in out:
                 out.add(l["id"])
-                todo.append(l["id"])
+                to_visit.append(l["id"])
     return out
 
 
