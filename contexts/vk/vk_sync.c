@@ -8,7 +8,8 @@
  * availability matters: event memory is visible at once, while some drivers
  * (lavapipe) make query results available only when the whole submission
  * has retired, hundreds of microseconds later. The timestamp's value is
- * read back later, without waiting. At most one sync point a second. */
+ * read back later, without waiting. At most one sync point every 100 ms:
+ * tight constraints that often are what keeps drift fits close. */
 #include "gz_calibration.h"
 #include "gz_vk_internal.h"
 
