@@ -49,6 +49,8 @@ typedef struct gz_vk_fns {
     PFN_vkResetEvent ResetEvent;
     PFN_vkGetEventStatus GetEventStatus;
     PFN_vkCmdSetEvent CmdSetEvent;
+    PFN_vkSetEvent SetEvent;
+    PFN_vkCmdWaitEvents CmdWaitEvents;
 } gz_vk_fns;
 
 typedef struct gz_vk_device_info {

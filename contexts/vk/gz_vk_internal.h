@@ -129,8 +129,9 @@ struct gz_vk_queue {
     struct {
         bool ready, failed;
         VkQueryPool pool;
-        VkEvent event;
-        VkCommandBuffer cb; /* writes the timestamp, then sets the event */
+        VkEvent go;         /* set by the host: the GPU waits for it */
+        VkEvent event;      /* set by the GPU after the timestamp */
+        VkCommandBuffer cb; /* waits for go, writes the timestamp, sets event */
         bool pending;       /* submitted, value not read yet */
         uint64_t before, seen; /* host times around it (seen 0: not seen) */
         uint64_t last_ns;

@@ -1,19 +1,29 @@
 /* Sync points for devices without calibrated timestamps.
  *
  * When the queue is idle, inside the app's own vkQueueSubmit (so we may use
- * the queue), submit one command buffer of ours that writes a timestamp and
- * then sets an event, and spin on the event from the host for at most
- * SYNC_WAIT_NS. The host time before the submit and the time the event was
- * seen bracket the timestamp. Watching an event rather than the query's
- * availability matters: event memory is visible at once, while some drivers
- * (lavapipe) make query results available only when the whole submission
- * has retired, hundreds of microseconds later. The timestamp's value is
- * read back later, without waiting. At most one sync point every 100 ms:
- * tight constraints that often are what keeps drift fits close. */
+ * the queue), submit one command buffer of ours that waits for an event the
+ * host sets, writes a timestamp and then sets a second event. The host
+ * reads its clock, sets the first event, and spins on the second for at
+ * most SYNC_WAIT_NS: the two host times bracket the timestamp tightly. The
+ * host-set event matters: without it the lower bound would be the time
+ * before the submit, and the driver's latency from submit to execution
+ * (tens to hundreds of microseconds on a loaded machine with lavapipe)
+ * would widen every bracket. The GPU waits on nothing but the host thread
+ * that is already running the very next instruction, and the app's own
+ * work is submitted only after we return, so no app work is held back.
+ * Watching an event rather than the query's availability matters too:
+ * event memory is visible at once, while some drivers (lavapipe) make query
+ * results available only when the whole submission has retired, hundreds
+ * of microseconds later. The timestamp's value is read back later, without
+ * waiting. At most one sync point every 100 ms: tight constraints that
+ * often are what keeps drift fits close. */
 #include "gz_calibration.h"
 #include "gz_vk_internal.h"
 
 #define SYNC_PERIOD_NS 100000000ull
+/* After a sync point the host did not see in time (the driver was slow to
+ * start, the thread was descheduled), the next one comes sooner. */
+#define SYNC_RETRY_NS 10000000ull
 #define SYNC_ENTRY GZ_VK_RING_SLOTS /* its result's place, after the slots' */
 #define SYNC_WAIT_NS 1000000ull
 
@@ -23,7 +33,7 @@ static bool sync_init(gz_vk_queue *q)
     const gz_vk_fns *f = &dev->info.fns;
     VkDevice d = dev->info.device;
     if (!f->CreateEvent || !f->GetEventStatus || !f->ResetEvent || !f->CmdSetEvent ||
-        !f->QueueSubmit)
+        !f->SetEvent || !f->CmdWaitEvents || !f->QueueSubmit)
         return false;
     VkQueryPoolCreateInfo pool_info = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                                        .queryType = VK_QUERY_TYPE_TIMESTAMP,
@@ -36,8 +46,10 @@ static bool sync_init(gz_vk_queue *q)
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     if (f->CreateQueryPool(d, &pool_info, NULL, &q->sync.pool) != VK_SUCCESS)
         return false;
-    if (f->CreateEvent(d, &event_info, NULL, &q->sync.event) != VK_SUCCESS)
+    if (f->CreateEvent(d, &event_info, NULL, &q->sync.go) != VK_SUCCESS)
         goto fail_pool;
+    if (f->CreateEvent(d, &event_info, NULL, &q->sync.event) != VK_SUCCESS)
+        goto fail_go;
     if (f->AllocateCommandBuffers(d, &alloc, &q->sync.cb) != VK_SUCCESS)
         goto fail_event;
     if (dev->info.set_loader_data)
@@ -46,9 +58,14 @@ static bool sync_init(gz_vk_queue *q)
         goto fail_cb;
     if (!dev->info.host_query_reset)
         f->CmdResetQueryPool(q->sync.cb, q->sync.pool, 0, 1);
+    /* Outside any render pass, so the host may set go after the submit. */
+    f->CmdWaitEvents(q->sync.cb, 1, &q->sync.go, VK_PIPELINE_STAGE_HOST_BIT,
+                     VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, NULL, 0, NULL, 0, NULL);
     f->CmdWriteTimestamp(q->sync.cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, q->sync.pool, 0);
-    gz_vk_cmd_copy_results(dev, q->sync.cb, q->sync.pool, 0, 1, &q->results_buf, SYNC_ENTRY);
+    /* The event before the copy: the copy's cost would otherwise widen the
+     * bracket on its late side only, and bias its middle. */
     f->CmdSetEvent(q->sync.cb, q->sync.event, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT);
+    gz_vk_cmd_copy_results(dev, q->sync.cb, q->sync.pool, 0, 1, &q->results_buf, SYNC_ENTRY);
     if (f->EndCommandBuffer(q->sync.cb) != VK_SUCCESS)
         goto fail_cb;
     if (dev->info.host_query_reset)
@@ -59,6 +76,8 @@ fail_cb:
     f->FreeCommandBuffers(d, q->cmd_pool, 1, &q->sync.cb);
 fail_event:
     f->DestroyEvent(d, q->sync.event, NULL);
+fail_go:
+    f->DestroyEvent(d, q->sync.go, NULL);
 fail_pool:
     f->DestroyQueryPool(d, q->sync.pool, NULL);
     return false;
@@ -116,14 +135,23 @@ void gz_vk_sync_point(gz_vk_queue *q)
     if (dev->info.host_query_reset)
         f->ResetQueryPool(d, q->sync.pool, 0, 1);
     gz_vk_hostbuf_clear(&q->results_buf, SYNC_ENTRY, 1);
-    if (f->ResetEvent(d, q->sync.event) != VK_SUCCESS)
+    if (f->ResetEvent(d, q->sync.event) != VK_SUCCESS || f->ResetEvent(d, q->sync.go) != VK_SUCCESS)
         return;
     VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                            .commandBufferCount = 1,
                            .pCommandBuffers = &q->sync.cb};
-    uint64_t before = gz_host_now_ns();
     if (f->QueueSubmit(q->handle, 1, &submit, VK_NULL_HANDLE) != VK_SUCCESS)
         return;
+    /* The clock is read before go is set: the timestamp cannot precede it.
+     * Should SetEvent fail, the GPU would wait forever; the event is then
+     * left for the device's destruction and sync points stop. */
+    uint64_t before = gz_host_now_ns();
+    if (f->SetEvent(d, q->sync.go) != VK_SUCCESS) {
+        q->sync.failed = true;
+        gz_log("cannot set an event on %s: sync points stop, its times rely on submission "
+               "bounds alone", dev->info.device_name);
+        return;
+    }
     q->sync.pending = true;
     q->sync.before = before;
     q->sync.seen = 0;
@@ -139,6 +167,8 @@ void gz_vk_sync_point(gz_vk_queue *q)
         if (t - before >= SYNC_WAIT_NS)
             break;
     }
+    if (!q->sync.seen)
+        q->sync.last_ns = now - SYNC_PERIOD_NS + SYNC_RETRY_NS;
     gz_vk_sync_collect(q, false);
 }
 
@@ -150,6 +180,7 @@ void gz_vk_sync_destroy(gz_vk_queue *q)
     VkDevice d = q->dev->info.device;
     f->FreeCommandBuffers(d, q->cmd_pool, 1, &q->sync.cb);
     f->DestroyEvent(d, q->sync.event, NULL);
+    f->DestroyEvent(d, q->sync.go, NULL);
     f->DestroyQueryPool(d, q->sync.pool, NULL);
     q->sync.ready = false;
 }

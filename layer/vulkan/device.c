@@ -233,6 +233,8 @@ static gz_vk_device *create_context(layer_device *dev, VkPhysicalDevice phys,
     LOAD(ResetEvent, "vkResetEvent");
     LOAD(GetEventStatus, "vkGetEventStatus");
     LOAD(CmdSetEvent, "vkCmdSetEvent");
+    LOAD(SetEvent, "vkSetEvent");
+    LOAD(CmdWaitEvents, "vkCmdWaitEvents");
     if (plan->host_query_reset)
         LOAD(ResetQueryPool, plan->use_ext_reset ? "vkResetQueryPoolEXT" : "vkResetQueryPool");
     if (plan->calibrated) {
