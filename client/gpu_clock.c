@@ -7,6 +7,9 @@
  * values read out of order (a zone older than the first calibration) stay
  * above it. */
 #define ORIGIN_MARGIN_TICKS (1ull << 40)
+/* Two tight samples this far apart in GPU time give the drift to within a
+ * few ppm (their brackets are microseconds wide). */
+#define SETTLE_SPAN_NS 100000000ull
 
 void gz_gpu_clock_init(gz_gpu_clock *c, double period_ns, uint32_t valid_bits)
 {
@@ -15,6 +18,8 @@ void gz_gpu_clock_init(gz_gpu_clock *c, double period_ns, uint32_t valid_bits)
     c->period = gz_tick_period_from_ns(c->period_ns);
     gz_unwrap_init(&c->unwrap, valid_bits);
     c->have_origin = c->have_base = false;
+    c->have_first_pair = c->settled = false;
+    c->first_pair_ns = 0;
     c->origin = c->base = 0;
     gz_model_init(&c->model);
 }
@@ -53,6 +58,17 @@ void gz_gpu_clock_add_pair(gz_gpu_clock *c, gz_calib_method method, uint64_t raw
                        .host_ns = host_ns,
                        .deviation_ns = deviation_ns > tick ? deviation_ns : tick};
     gz_model_add_pair(&c->model, method, &p);
+    if (!c->have_first_pair) {
+        c->have_first_pair = true;
+        c->first_pair_ns = p.gpu_ns;
+    } else if (p.gpu_ns >= c->first_pair_ns + SETTLE_SPAN_NS) {
+        c->settled = true;
+    }
+}
+
+bool gz_gpu_clock_settled(const gz_gpu_clock *c)
+{
+    return c->settled;
 }
 
 void gz_gpu_clock_add_bound(gz_gpu_clock *c, uint64_t raw, uint64_t host_ns, bool not_before)

@@ -22,6 +22,10 @@ typedef struct gz_gpu_clock {
     uint64_t origin; /* ticks */
     bool have_base;
     uint64_t base; /* unwrapped start of the latest submission: zones follow it */
+    /* GPU ns of the first pair or sync point; settled once another came
+     * SETTLE_SPAN later (the drift is known from then on). */
+    bool have_first_pair, settled;
+    uint64_t first_pair_ns;
     gz_clock_model model;
 } gz_gpu_clock;
 
@@ -30,6 +34,11 @@ void gz_gpu_clock_init(gz_gpu_clock *c, double period_ns, uint32_t valid_bits);
 /* A calibrated pair or sync point (method) for raw ticks at host_ns. */
 void gz_gpu_clock_add_pair(gz_gpu_clock *c, gz_calib_method method, uint64_t raw,
                            uint64_t host_ns, uint64_t deviation_ns);
+/* Whether the model rests on two pairs or sync points far enough apart to
+ * know the drift. Before that, zones wait for them (up to a bound): the
+ * first ones of a run would otherwise be placed by the first sample alone,
+ * or, where it failed, by loose submission bounds. */
+bool gz_gpu_clock_settled(const gz_gpu_clock *c);
 /* A causality bound: raw happened at or after (not_before) or at or before
  * host_ns. A not-before bound is a submission's start: the zones read after
  * it are unwrapped near it. */

@@ -193,16 +193,21 @@ static int by_begin_then_longer(const void *a, const void *b)
  * sync points taken just after them (every 100 ms without calibration)
  * place them by interpolation rather than extrapolation. */
 #define LOOKAHEAD_NS 150000000ull
+/* Until the clock has settled (two tight samples 100 ms apart), zones wait
+ * longer, but never more than this: a clock that has only submission
+ * bounds never settles. */
+#define LOOKAHEAD_MAX_NS 1000000000ull
 
 static void write_cycle(worker *w, uint16_t id, track *t, uint64_t now, bool all)
 {
     gz_gpu_clock *clock = clock_of(w, t);
     gz_gpu_clock_fit(clock);
     qsort(t->cycle, t->ncycle, sizeof *t->cycle, by_begin_then_longer);
+    uint64_t wait = gz_gpu_clock_settled(clock) ? LOOKAHEAD_NS : LOOKAHEAD_MAX_NS;
     uint32_t kept = 0;
     for (uint32_t i = 0; i < t->ncycle; i++) {
         const cycle_zone *z = &t->cycle[i];
-        if (!all && now - z->arrived_ns < LOOKAHEAD_NS) {
+        if (!all && now - z->arrived_ns < wait) {
             t->cycle[kept++] = *z; /* stays in begin order: kept <= i */
             continue;
         }
