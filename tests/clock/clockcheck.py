@@ -19,6 +19,7 @@ exact; that proves the harness, the log and the chain.
 import argparse
 import math
 import os
+import time
 import re
 import shutil
 import struct
@@ -75,6 +76,11 @@ SCENARIOS = {
                    run_s=8, limit_us=100, check="second-half"),
     # The counter steps 2 ms forward 3 s in (a reset, a power-state change):
     # with calibrated timestamps, and with only sync points and bounds.
+    # Calibrated timestamps whose only host domain is CLOCK_MONOTONIC_RAW
+    # (pocl's clock, and some drivers'): translated to CLOCK_MONOTONIC, with
+    # the counter 1000 ppm fast so that the calibration has work to do.
+    "host-raw": dict(env={"GZFAULT_HOST_DOMAIN_RAW": "1", "GZFAULT_DRIFT_PPM": "1000"},
+                     run_s=4, limit_us=50, check="all", method="calibrated"),
     "jump-calibrated": dict(env={"GZFAULT_JUMP_AT_MS": "3000", "GZFAULT_JUMP_NS": "2000000"},
                             run_s=6, limit_us=50, check="jump"),
     "jump-uncalibrated": dict(env={"GZFAULT_HIDE_CALIBRATION": "1", "GZFAULT_JUMP_AT_MS": "3000",
@@ -433,6 +439,15 @@ def analyse_scenario(name, sc, trace, pairs, failures, banner=None):
     methods = sorted({str(e.get("args", {}).get("method")) for e in trace.calibration_events()})
     if hidden and "calibrated" in methods:
         failures.append("calibration is hidden, yet the trace says method 'calibrated'")
+    if sc.get("method") and methods != [sc["method"]]:
+        failures.append("the trace's calibration methods are %s, not only '%s'"
+                        % (methods, sc["method"]))
+    if "GZFAULT_HOST_DOMAIN_RAW" in sc["env"]:
+        # What an untranslated RAW calibration would be off by here.
+        raw_minus_mono = (time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW)
+                          - time.clock_gettime_ns(time.CLOCK_MONOTONIC))
+        print("  CLOCK_MONOTONIC_RAW - CLOCK_MONOTONIC on this machine: %.3f us"
+              % (raw_minus_mono / 1e3))
     jump_at = None
     if banner and "GZFAULT_JUMP_AT_MS" in sc["env"]:
         jump_at = banner["t0"] + round(float(sc["env"]["GZFAULT_JUMP_AT_MS"]) * 1e6)

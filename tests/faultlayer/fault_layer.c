@@ -10,6 +10,13 @@
  *                                hidden, the hostQueryReset feature reported
  *                                false, and device creation refused if it is
  *                                asked for anyway
+ *   GZFAULT_HOST_DOMAIN_RAW=1    calibrated timestamps offer CLOCK_MONOTONIC_RAW
+ *                                as the only host domain (as pocl and some
+ *                                drivers do), in place of lavapipe's
+ *                                CLOCK_MONOTONIC: the driver's MONOTONIC value
+ *                                is handed up moved into the RAW domain, with
+ *                                the offset between the two clocks read back
+ *                                to back; gpuzones must translate it back
  *   GZFAULT_VALID_BITS=N         every queue family reports timestampValidBits
  *                                N; 0 means "no timestamps", 1..64 also masks
  *                                every timestamp handed up to N bits
@@ -77,6 +84,8 @@ typedef struct instance_data {
     PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties;
     PFN_vkGetPhysicalDeviceFeatures2 GetPhysicalDeviceFeatures2;
     PFN_vkGetPhysicalDeviceFeatures2 GetPhysicalDeviceFeatures2KHR;
+    PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT GetPhysicalDeviceCalibrateableTimeDomainsEXT;
+    PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT GetPhysicalDeviceCalibrateableTimeDomainsKHR;
     PFN_vkGetPhysicalDeviceQueueFamilyProperties GetPhysicalDeviceQueueFamilyProperties;
     PFN_vkGetPhysicalDeviceQueueFamilyProperties2 GetPhysicalDeviceQueueFamilyProperties2;
     PFN_vkGetPhysicalDeviceProperties GetPhysicalDeviceProperties;
@@ -309,6 +318,12 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo 
                     *instance, "vkGetPhysicalDeviceFeatures2"),
                 .GetPhysicalDeviceFeatures2KHR = (PFN_vkGetPhysicalDeviceFeatures2)next(
                     *instance, "vkGetPhysicalDeviceFeatures2KHR"),
+                .GetPhysicalDeviceCalibrateableTimeDomainsEXT =
+                    (PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT)next(
+                        *instance, "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT"),
+                .GetPhysicalDeviceCalibrateableTimeDomainsKHR =
+                    (PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT)next(
+                        *instance, "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR"),
                 .GetPhysicalDeviceQueueFamilyProperties =
                     (PFN_vkGetPhysicalDeviceQueueFamilyProperties)next(
                         *instance, "vkGetPhysicalDeviceQueueFamilyProperties"),
@@ -872,9 +887,30 @@ static VkResult calibrated(PFN_vkGetCalibratedTimestampsEXT next, VkDevice devic
                            uint32_t count, const VkCalibratedTimestampInfoEXT *infos,
                            uint64_t *timestamps, uint64_t *max_deviation)
 {
-    VkResult r = next(device, count, infos, timestamps, max_deviation);
+    bool raw_only = env_on("GZFAULT_HOST_DOMAIN_RAW");
+    VkCalibratedTimestampInfoEXT asked[8];
+    if (count > 8)
+        return VK_ERROR_OUT_OF_HOST_MEMORY;
+    for (uint32_t i = 0; i < count; i++) {
+        asked[i] = infos[i];
+        /* A domain the device did not list is a caller's error: refused,
+         * so that a test sees a caller that ignored the list fall back. */
+        if (raw_only && infos[i].timeDomain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT)
+            return VK_ERROR_UNKNOWN;
+        if (raw_only && infos[i].timeDomain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT)
+            asked[i].timeDomain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
+    }
+    struct timespec mono, raw;
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    clock_gettime(CLOCK_MONOTONIC_RAW, &raw);
+    int64_t raw_minus_mono = (int64_t)(raw.tv_sec - mono.tv_sec) * 1000000000 +
+                             (raw.tv_nsec - mono.tv_nsec);
+    VkResult r = next(device, count, asked, timestamps, max_deviation);
     if (r != VK_SUCCESS)
         return r;
+    for (uint32_t i = 0; i < count; i++)
+        if (raw_only && infos[i].timeDomain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT)
+            timestamps[i] = (uint64_t)((int64_t)timestamps[i] + raw_minus_mono);
     /* The driver read the domains together: the device value is the
      * counter at that real time; host values are the truth already. */
     for (uint32_t i = 0; i < count; i++) {
@@ -894,6 +930,52 @@ static VkResult calibrated(PFN_vkGetCalibratedTimestampsEXT next, VkDevice devic
          * GZFAULT_CALIB_DEVIATION_NS=1 plays a driver that leaves it out. */
         *max_deviation += (uint64_t)ceilf(fake.period) - 1;
     return r;
+}
+
+/* The driver's domains, CLOCK_MONOTONIC left out under
+ * GZFAULT_HOST_DOMAIN_RAW (the rest keep their order). */
+static VkResult time_domains(VkPhysicalDevice phys, bool khr, uint32_t *count,
+                             VkTimeDomainEXT *domains)
+{
+    instance_data *d = find_instance(phys);
+    PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT next =
+        khr ? d->GetPhysicalDeviceCalibrateableTimeDomainsKHR
+            : d->GetPhysicalDeviceCalibrateableTimeDomainsEXT;
+    if (!next)
+        return VK_ERROR_EXTENSION_NOT_PRESENT;
+    if (!env_on("GZFAULT_HOST_DOMAIN_RAW"))
+        return next(phys, count, domains);
+    VkTimeDomainEXT all[16];
+    uint32_t n = 16;
+    VkResult r = next(phys, &n, all);
+    if (r < VK_SUCCESS)
+        return r;
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (all[i] != VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT)
+            all[kept++] = all[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT
+                              ? VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT
+                              : all[i];
+    if (!domains) {
+        *count = kept;
+        return VK_SUCCESS;
+    }
+    uint32_t out = *count < kept ? *count : kept;
+    memcpy(domains, all, out * sizeof *domains);
+    *count = out;
+    return out < kept ? VK_INCOMPLETE : VK_SUCCESS;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL GetPhysicalDeviceCalibrateableTimeDomainsEXT(
+    VkPhysicalDevice phys, uint32_t *count, VkTimeDomainEXT *domains)
+{
+    return time_domains(phys, false, count, domains);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL GetPhysicalDeviceCalibrateableTimeDomainsKHR(
+    VkPhysicalDevice phys, uint32_t *count, VkTimeDomainEXT *domains)
+{
+    return time_domains(phys, true, count, domains);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL GetCalibratedTimestampsEXT(
@@ -938,6 +1020,10 @@ static PFN_vkVoidFunction own(const char *name)
         return (PFN_vkVoidFunction)GetPhysicalDeviceProperties2;
     if (!strcmp(name, "vkGetPhysicalDeviceProperties2KHR"))
         return (PFN_vkVoidFunction)GetPhysicalDeviceProperties2KHR;
+    if (!strcmp(name, "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT"))
+        return (PFN_vkVoidFunction)GetPhysicalDeviceCalibrateableTimeDomainsEXT;
+    if (!strcmp(name, "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR"))
+        return (PFN_vkVoidFunction)GetPhysicalDeviceCalibrateableTimeDomainsKHR;
     if (!strcmp(name, "vkDestroyDevice"))
         return (PFN_vkVoidFunction)DestroyDevice;
     if (!strcmp(name, "vkGetDeviceProcAddr"))
