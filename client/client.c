@@ -75,6 +75,11 @@ static bool running(void)
     return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == RUNNING;
 }
 
+bool gz_client_running(void)
+{
+    return running() && !__atomic_load_n(&stopping, __ATOMIC_ACQUIRE);
+}
+
 void gz_client_stop(void)
 {
     if (!running() || __atomic_exchange_n(&stopping, 1, __ATOMIC_ACQ_REL))

@@ -39,6 +39,8 @@ GZ_EXPORT bool gz_client_start(void);
 /* Stops the worker, drains the queue, ends the trace, prints the summary.
  * Idempotent; called at exit. */
 GZ_EXPORT void gz_client_stop(void);
+/* Whether the client runs now (started and not stopped). */
+GZ_EXPORT bool gz_client_running(void);
 GZ_EXPORT gz_level gz_client_level(void);
 
 /* Interns a string (copies it): ids are stable for the process lifetime.

@@ -22,12 +22,15 @@ typedef enum gz_item_type {
     GZ_ITEM_TRACK_NEW,   /* ctx: a GPU track (context) appears */
     GZ_ITEM_TRACK_NAME,  /* name: the track's display name (interned) */
     GZ_ITEM_THREAD_NAME, /* cpu.tid + name: a CPU thread's name */
+    GZ_ITEM_FRAME_MARK,  /* cpu.tid, cpu.begin_ns + name: a frame boundary (public API) */
+    GZ_ITEM_MESSAGE,     /* cpu.tid, cpu.begin_ns + name: a message's text (public API) */
 } gz_item_type;
 
 enum {
     GZ_ITEM_F_NOT_BEFORE = 1u << 0, /* bound: GPU time ticks ≥ host_ns */
     GZ_ITEM_F_NOT_AFTER = 1u << 1,  /* bound: GPU time ticks ≤ host_ns */
     GZ_ITEM_F_FLOW = 1u << 2,       /* zone: the flow field links it to a CPU zone */
+    GZ_ITEM_F_SRCLOC = 1u << 3,     /* zone: name is a gz_srcloc_intern id (file, line…) */
 };
 
 /* What a GPU zone stands for, in bits 4..6 of flags of GZ_ITEM_GPU_ZONE. */

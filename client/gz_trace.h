@@ -34,6 +34,8 @@ void gz_trace_zone(gz_trace *t, const char *cat, const char *name, size_t len, u
 void gz_trace_flow(gz_trace *t, bool start, uint64_t id, uint32_t tid, uint64_t ns);
 /* A thread-scoped instant event; args follow like for zones. */
 void gz_trace_instant(gz_trace *t, const char *cat, const char *name, uint32_t tid, uint64_t ns);
+void gz_trace_instant_n(gz_trace *t, const char *cat, const char *name, size_t len, uint32_t tid,
+                        uint64_t ns);
 void gz_trace_end_event(gz_trace *t);
 gz_jsonw *gz_trace_writer(gz_trace *t);
 

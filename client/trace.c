@@ -123,13 +123,19 @@ void gz_trace_flow(gz_trace *t, bool start, uint64_t id, uint32_t tid, uint64_t 
 
 void gz_trace_instant(gz_trace *t, const char *cat, const char *name, uint32_t tid, uint64_t ns)
 {
+    gz_trace_instant_n(t, cat, name, strlen(name), tid, ns);
+}
+
+void gz_trace_instant_n(gz_trace *t, const char *cat, const char *name, size_t len, uint32_t tid,
+                        uint64_t ns)
+{
     if (!writable(t))
         return;
     event_head(t, "i", tid);
     gz_jsonw_lit(&t->w, ",\"s\":\"t\",\"cat\":\"");
     gz_jsonw_lit(&t->w, cat);
     gz_jsonw_lit(&t->w, "\",\"name\":");
-    gz_jsonw_str(&t->w, name, strlen(name));
+    gz_jsonw_str(&t->w, name, len);
     gz_jsonw_lit(&t->w, ",\"ts\":");
     gz_jsonw_us(&t->w, ns);
 }

@@ -13,6 +13,7 @@
 #include "gz_client_internal.h"
 #include "gz_gpu_clock.h"
 #include "gz_intern.h"
+#include "gz_srcloc.h"
 #include "gz_summary.h"
 #include "gz_trace.h"
 
@@ -28,6 +29,7 @@ typedef struct cycle_zone {
     uint8_t kind;
     bool has_flow;
     bool has_args;
+    bool has_srcloc; /* name is a gz_srcloc id */
     uint32_t batch, cmdbufs;
     uint64_t begin_raw, end_raw; /* as read, for GPUZONES_RAW_TICKS */
     uint64_t arrived_ns; /* when the worker received it */
@@ -51,6 +53,8 @@ typedef struct track {
     uint64_t dropped; /* refused here (out of memory) */
 } track;
 
+#define SRCLOC_CACHE 256
+
 typedef struct worker {
     gz_trace trace;
     gz_summary *summary;
@@ -61,6 +65,7 @@ typedef struct worker {
     uint16_t dirty[GZ_MAX_TRACKS]; /* tracks with zones waiting to be written */
     uint64_t now;                  /* host time of the drain cycle being processed */
     uint32_t ndirty;
+    uint32_t srcloc_cache[SRCLOC_CACHE][2]; /* source location id → its name's id */
 } worker;
 
 static uint32_t gpu_tid(uint16_t id)
@@ -198,6 +203,35 @@ static int by_begin_then_longer(const void *a, const void *b)
  * bounds never settles. */
 #define LOOKAHEAD_MAX_NS 1000000000ull
 
+/* The plain name's id of a source location, for the summary: a small
+ * direct-mapped cache spares an intern lookup per zone. */
+static uint32_t srcloc_name(worker *w, uint32_t loc_id, const gz_srcloc_view *loc)
+{
+    uint32_t slot = loc_id % SRCLOC_CACHE;
+    if (w->srcloc_cache[slot][0] != loc_id) {
+        w->srcloc_cache[slot][0] = loc_id;
+        w->srcloc_cache[slot][1] = gz_intern(loc->name, loc->name_len);
+    }
+    return w->srcloc_cache[slot][1];
+}
+
+static void write_srcloc(gz_jsonw *j, const gz_srcloc_view *loc)
+{
+    gz_jsonw_lit(j, ",\"function\":");
+    gz_jsonw_str(j, loc->function, loc->function_len);
+    gz_jsonw_lit(j, ",\"file\":");
+    gz_jsonw_str(j, loc->file, loc->file_len);
+    gz_jsonw_lit(j, ",\"line\":");
+    gz_jsonw_u64(j, loc->line);
+    if (loc->color) {
+        char hex[8];
+        snprintf(hex, sizeof hex, "#%06x", loc->color & 0xffffffu);
+        gz_jsonw_lit(j, ",\"color\":\"");
+        gz_jsonw_lit(j, hex);
+        gz_jsonw_lit(j, "\"");
+    }
+}
+
 static void write_cycle(worker *w, uint16_t id, track *t, uint64_t now, bool all)
 {
     gz_gpu_clock *clock = clock_of(w, t);
@@ -217,12 +251,22 @@ static void write_cycle(worker *w, uint16_t id, track *t, uint64_t now, bool all
             e = b;
         size_t len;
         const char *name = gz_intern_str(z->name, &len);
+        uint32_t summary_name = z->name;
+        gz_srcloc_view loc;
+        bool has_loc = z->has_srcloc && gz_srcloc_decode(z->name, &loc);
+        if (has_loc) {
+            name = loc.name;
+            len = loc.name_len;
+            summary_name = srcloc_name(w, z->name, &loc);
+        }
         if (w->trace.open && !w->trace.failed) {
             gz_trace_zone(&w->trace, "gpu", name, len, gpu_tid(id), b, e);
             gz_jsonw *j = gz_trace_writer(&w->trace);
             gz_jsonw_lit(j, ",\"args\":{\"level\":\"");
             gz_jsonw_lit(j, kind_names[z->kind & 3]);
             gz_jsonw_lit(j, "\"");
+            if (has_loc)
+                write_srcloc(j, &loc);
             if (z->has_args) {
                 gz_jsonw_lit(j, ",\"batch\":");
                 gz_jsonw_u64(j, z->batch);
@@ -243,7 +287,7 @@ static void write_cycle(worker *w, uint16_t id, track *t, uint64_t now, bool all
         } else {
             w->zones_unwritten++;
         }
-        gz_summary_add(w->summary, z->name, z->kind, e - b);
+        gz_summary_add(w->summary, summary_name, z->kind, e - b);
         t->zones++;
         w->zones_written++;
     }
@@ -296,6 +340,7 @@ static void gpu_zone(worker *w, const gz_item *it)
         .name = it->name,
         .kind = (uint8_t)((it->flags & GZ_ITEM_KIND_MASK) >> GZ_ITEM_KIND_SHIFT),
         .has_flow = (it->flags & GZ_ITEM_F_FLOW) != 0,
+        .has_srcloc = (it->flags & GZ_ITEM_F_SRCLOC) != 0,
     };
     if (!t->in_dirty_list) {
         t->in_dirty_list = true;
@@ -373,6 +418,15 @@ static void process(worker *w, const gz_item *items, uint32_t n)
             size_t len;
             const char *name = gz_intern_str(it->name, &len);
             gz_trace_thread_name(&w->trace, it->cpu.tid, name, len, 0);
+            break;
+        }
+        case GZ_ITEM_FRAME_MARK:
+        case GZ_ITEM_MESSAGE: {
+            size_t len;
+            const char *text = gz_intern_str(it->name, &len);
+            gz_trace_instant_n(&w->trace, it->type == GZ_ITEM_FRAME_MARK ? "frame" : "message",
+                               text, len, it->cpu.tid, it->cpu.begin_ns);
+            gz_trace_end_event(&w->trace);
             break;
         }
         case GZ_ITEM_NONE:
