@@ -40,6 +40,24 @@ static void stop_at_exit(void)
     gz_client_stop();
 }
 
+/* In a child of fork() only the forking thread exists: no worker, and any
+ * lock another thread held stays held. The child records nothing (the
+ * trace belongs to the parent; a child that execs starts afresh) and its
+ * exit must not wait for a worker it does not have. Only async-signal-safe
+ * calls here: the child may be anywhere in another thread's stdio. */
+static void forked_child(void)
+{
+    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != RUNNING)
+        return;
+    __atomic_store_n(&state, STOPPED, __ATOMIC_RELEASE);
+    __atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
+    static const char msg[] =
+        "gpuzones: timing is off in this child of fork() (the trace belongs to the parent; "
+        "a program it execs is timed on its own)\n";
+    ssize_t ignored = write(2, msg, sizeof msg - 1);
+    (void)ignored;
+}
+
 static void start(void)
 {
     gz_client *c = &gz_the_client;
@@ -61,6 +79,7 @@ static void start(void)
         return;
     }
     atexit(stop_at_exit);
+    pthread_atfork(NULL, NULL, forked_child);
     __atomic_store_n(&state, RUNNING, __ATOMIC_RELEASE);
 }
 

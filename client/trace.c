@@ -3,14 +3,45 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gz_client.h"
 #include "gz_trace.h"
 
+/* Opens path for writing from its start. The file stays locked (flock)
+ * while we write it: a second process told to write the same path (a
+ * child the program forks and execs inherits GPUZONES_OUTPUT) must not
+ * truncate the first one's trace. EWOULDBLOCK tells the caller so. */
 static int open_file(const char *path)
 {
-    return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+        close(fd);
+        errno = EWOULDBLOCK;
+        return -1;
+    } /* other flock errors (a file system without locks): write unlocked */
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0) {
+        int err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    } /* /dev/full, a FIFO, /dev/stdout: nothing to truncate */
+    return fd;
+}
+
+/* path with "-<pid>" before its extension: a.json → a-123.json */
+static void path_with_pid(char *out, size_t size, const char *path, int pid)
+{
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(path, '.');
+    if (!dot || (slash && dot < slash))
+        dot = path + strlen(path);
+    snprintf(out, size, "%.*s-%d%s", (int)(dot - path), path, pid, dot);
 }
 
 bool gz_trace_open(gz_trace *t, const char *path, int pid, const char *exe)
@@ -18,6 +49,15 @@ bool gz_trace_open(gz_trace *t, const char *path, int pid, const char *exe)
     memset(t, 0, sizeof *t);
     t->pid = pid;
     int fd = open_file(path);
+    if (fd < 0 && errno == EWOULDBLOCK) {
+        path_with_pid(t->path, sizeof t->path, path, pid);
+        fd = open_file(t->path);
+        if (fd >= 0) {
+            gz_log("trace file %s is being written by another process; writing %s instead",
+                   path, t->path);
+            goto opened;
+        }
+    }
     if (fd >= 0) {
         snprintf(t->path, sizeof t->path, "%s", path);
     } else {
@@ -37,6 +77,7 @@ bool gz_trace_open(gz_trace *t, const char *path, int pid, const char *exe)
         gz_log("cannot create trace file %s (%s); writing %s instead", path, strerror(err),
                t->path);
     }
+opened:
     t->open = true;
     gz_jsonw_init(&t->w, fd);
     gz_jsonw_lit(&t->w, "[\n");

@@ -164,8 +164,14 @@ static bool read_calibrated(void *user, gz_calib_pair *out)
     uint64_t ts[2], deviation = 0;
     uint64_t mono_before = gz_host_now_ns();
     uint64_t raw_before = gz_host_now_raw_ns();
-    if (dev->info.fns.GetCalibratedTimestampsEXT(dev->info.device, 2, infos, ts, &deviation) !=
-        VK_SUCCESS)
+    VkResult r = dev->info.fns.GetCalibratedTimestampsEXT(dev->info.device, 2, infos, ts,
+                                                          &deviation);
+    if (r == VK_ERROR_DEVICE_LOST && !gz_vk_device_lost(dev)) {
+        gz_vk_device_set_lost(dev);
+        gz_log("%s was lost (vkGetCalibratedTimestampsEXT); timing stops for this device",
+               dev->info.device_name);
+    }
+    if (r != VK_SUCCESS)
         return false;
     uint64_t host = ts[1];
     if (dev->info.host_domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT) {

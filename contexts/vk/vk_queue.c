@@ -429,7 +429,9 @@ static bool harvest_batch(gz_vk_queue *q, const gz_vk_record *r, bool final)
 
 static void harvest_locked(gz_vk_queue *q, bool final)
 {
-    while (q->log_count && !gz_vk_device_lost(q->dev)) {
+    /* Also after a device loss: what the GPU finished before it is in host
+     * memory already (reading it is a memory read), and is no less true. */
+    while (q->log_count) {
         gz_vk_record *r = &q->log[q->log_head];
         if (r->kind == REC_BATCH) {
             if (!harvest_batch(q, r, final))

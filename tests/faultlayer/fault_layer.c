@@ -17,6 +17,15 @@
  *                                is handed up moved into the RAW domain, with
  *                                the offset between the two clocks read back
  *                                to back; gpuzones must translate it back
+ *   GZFAULT_SUBMIT_ERROR=lost|oom, GZFAULT_SUBMIT_ERROR_FROM=N,
+ *   GZFAULT_SUBMIT_ERROR_COUNT=K
+ *                                the Nth vkQueueSubmit* call (from 1) and the
+ *                                K-1 after it (default: all after it) return
+ *                                VK_ERROR_DEVICE_LOST or
+ *                                VK_ERROR_OUT_OF_DEVICE_MEMORY without reaching
+ *                                the driver
+ *   GZFAULT_CALIB_ERROR=lost     vkGetCalibratedTimestamps* return
+ *                                VK_ERROR_DEVICE_LOST
  *   GZFAULT_VALID_BITS=N         every queue family reports timestampValidBits
  *                                N; 0 means "no timestamps", 1..64 also masks
  *                                every timestamp handed up to N bits
@@ -113,6 +122,9 @@ typedef struct device_data {
     PFN_vkDestroyBuffer DestroyBuffer;
     PFN_vkMapMemory MapMemory;
     PFN_vkUnmapMemory UnmapMemory;
+    PFN_vkQueueSubmit QueueSubmit;
+    PFN_vkQueueSubmit2 QueueSubmit2;
+    PFN_vkQueueSubmit2 QueueSubmit2KHR;
 } device_data;
 
 #define MAX_OBJECTS 64
@@ -547,6 +559,9 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice phys,
                 NEXT(DestroyBuffer),
                 NEXT(MapMemory),
                 NEXT(UnmapMemory),
+                NEXT(QueueSubmit),
+                NEXT(QueueSubmit2),
+                .QueueSubmit2KHR = (PFN_vkQueueSubmit2)next_gdpa(*device, "vkQueueSubmit2KHR"),
 #undef NEXT
             };
             break;
@@ -887,6 +902,9 @@ static VkResult calibrated(PFN_vkGetCalibratedTimestampsEXT next, VkDevice devic
                            uint32_t count, const VkCalibratedTimestampInfoEXT *infos,
                            uint64_t *timestamps, uint64_t *max_deviation)
 {
+    const char *calib_error = getenv("GZFAULT_CALIB_ERROR");
+    if (calib_error && !strcmp(calib_error, "lost"))
+        return VK_ERROR_DEVICE_LOST;
     bool raw_only = env_on("GZFAULT_HOST_DOMAIN_RAW");
     VkCalibratedTimestampInfoEXT asked[8];
     if (count > 8)
@@ -994,6 +1012,48 @@ static VKAPI_ATTR VkResult VKAPI_CALL GetCalibratedTimestampsKHR(
                       timestamps, max_deviation);
 }
 
+/* ---- errors from submissions ---------------------------------------- */
+
+/* The error the next vkQueueSubmit* call must return, or VK_SUCCESS to
+ * pass it down. Counts every call, the layers' above us included. */
+static VkResult submit_fault(void)
+{
+    static uint64_t calls;
+    const char *kind = getenv("GZFAULT_SUBMIT_ERROR");
+    uint64_t n = __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+    if (!kind || !*kind)
+        return VK_SUCCESS;
+    const char *from_s = getenv("GZFAULT_SUBMIT_ERROR_FROM");
+    const char *count_s = getenv("GZFAULT_SUBMIT_ERROR_COUNT");
+    uint64_t from = from_s ? strtoull(from_s, NULL, 10) : 1;
+    uint64_t count = count_s ? strtoull(count_s, NULL, 10) : UINT64_MAX;
+    if (n < from || n - from >= count)
+        return VK_SUCCESS;
+    return !strcmp(kind, "oom") ? VK_ERROR_OUT_OF_DEVICE_MEMORY : VK_ERROR_DEVICE_LOST;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit(VkQueue queue, uint32_t count,
+                                                  const VkSubmitInfo *submits, VkFence fence)
+{
+    VkResult r = submit_fault();
+    return r != VK_SUCCESS ? r : find_device(queue)->QueueSubmit(queue, count, submits, fence);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2(VkQueue queue, uint32_t count,
+                                                   const VkSubmitInfo2 *submits, VkFence fence)
+{
+    VkResult r = submit_fault();
+    return r != VK_SUCCESS ? r : find_device(queue)->QueueSubmit2(queue, count, submits, fence);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2KHR(VkQueue queue, uint32_t count,
+                                                      const VkSubmitInfo2 *submits, VkFence fence)
+{
+    VkResult r = submit_fault();
+    return r != VK_SUCCESS ? r
+                           : find_device(queue)->QueueSubmit2KHR(queue, count, submits, fence);
+}
+
 static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, const char *name);
 
 static PFN_vkVoidFunction own(const char *name)
@@ -1046,6 +1106,12 @@ static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance i
 /* The device functions that hand up timestamps, or track what does. */
 static PFN_vkVoidFunction own_device(const char *name)
 {
+    if (!strcmp(name, "vkQueueSubmit"))
+        return (PFN_vkVoidFunction)QueueSubmit;
+    if (!strcmp(name, "vkQueueSubmit2"))
+        return (PFN_vkVoidFunction)QueueSubmit2;
+    if (!strcmp(name, "vkQueueSubmit2KHR"))
+        return (PFN_vkVoidFunction)QueueSubmit2KHR;
     if (!strcmp(name, "vkCreateQueryPool"))
         return (PFN_vkVoidFunction)CreateQueryPool;
     if (!strcmp(name, "vkDestroyQueryPool"))

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Reliability scenarios: gz-test-rel under the gpuzones layer (and, for
+injected driver errors, the clock-fault layer below it), each compared with
+the same program without our layer.  What is checked in every scenario:
+the program's own output and exit status are the same with and without the
+layer, it ends within its time limit, the trace file is complete JSON, and
+where gpuzones gave something up stderr says so in a "gpuzones:" line.
+
+    check_rel.py --program gz-test-rel --layer-dir build/json
+                 --fault-layer-dir build/tests/faultlayer --scenario NAME
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vk"))
+import gztrace  # noqa: E402
+
+LAYER = "VK_LAYER_GPUZONES_timing"
+FAULT_LAYER = "VK_LAYER_GPUZONES_clockfault"
+LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
+TIMEOUT_S = 60
+EXITS_WITH_LIVE_OBJECTS = ("exit-threads", "fork-noexec")
+
+# name: (program arguments, fault variables or None for no fault layer)
+SCENARIOS = {
+    "device-lost": (["submit-errors", "8"],
+                    {"GZFAULT_SUBMIT_ERROR": "lost", "GZFAULT_SUBMIT_ERROR_FROM": "5"}),
+    "out-of-memory": (["submit-errors", "8"],
+                      {"GZFAULT_SUBMIT_ERROR": "oom", "GZFAULT_SUBMIT_ERROR_FROM": "4",
+                       "GZFAULT_SUBMIT_ERROR_COUNT": "2"}),
+    "calibration-lost": (["submit-errors", "6"], {"GZFAULT_CALIB_ERROR": "lost"}),
+    "fork-noexec": (["fork-noexec"], None),
+    "fork-exec": (["fork-exec"], None),
+    "exit-threads": (["exit-threads"], None),
+    "free-pending": (["free-pending", "40"], None),
+}
+
+
+def run(args, tmp, tag, with_layer, prog_args, fault):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUZONES_", "GZFAULT_", "VK_"))}
+    env["VK_ICD_FILENAMES"] = LAVAPIPE_ICD
+    env.setdefault("XDG_RUNTIME_DIR", tmp)
+    paths, layers = [], []
+    if with_layer:
+        paths.append(os.path.abspath(args.layer_dir))
+        layers.append(LAYER)
+    if fault is not None:
+        paths.append(os.path.abspath(args.fault_layer_dir))
+        layers.append(FAULT_LAYER)
+        env.update(fault)
+    if layers:
+        env["VK_ADD_LAYER_PATH"] = os.pathsep.join(paths)
+        env["VK_INSTANCE_LAYERS"] = ":".join(layers)
+    if prog_args[0] in EXITS_WITH_LIVE_OBJECTS:
+        # These exit on purpose with the device alive (from another thread,
+        # or in a forked child): LeakSanitizer then reports the driver's
+        # allocations, with or without our layer, and in a forked child of a
+        # threaded process it can hang stopping threads that are not there.
+        env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+    trace = os.path.join(tmp, tag + ".json")
+    env["GPUZONES_OUTPUT"] = trace
+    p = subprocess.run([os.path.abspath(args.program)] + prog_args, env=env, capture_output=True, text=True,
+                       timeout=TIMEOUT_S, cwd=tmp)
+    return p, trace
+
+
+def program_lines(stdout):
+    """The program's own report, with pids (which differ run to run) masked."""
+    return [re.sub(r"\b\d{3,}\b", "<pid>", line) for line in stdout.splitlines()]
+
+
+def labels(trace):
+    return sorted(z["name"] for z in trace.gpu_zones(level="label"))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--program", required=True)
+    ap.add_argument("--layer-dir", required=True)
+    ap.add_argument("--fault-layer-dir", required=True)
+    ap.add_argument("--scenario", choices=sorted(SCENARIOS), required=True)
+    args = ap.parse_args()
+    prog_args, fault = SCENARIOS[args.scenario]
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="gz-rel-") as tmp:
+        base, _ = run(args, tmp, "base", False, prog_args, fault)
+        p, trace_path = run(args, tmp, "layer", True, prog_args, fault)
+        print("without the layer: exit %d, output %s" % (base.returncode, program_lines(base.stdout)))
+        print("with the layer:    exit %d, output %s" % (p.returncode, program_lines(p.stdout)))
+        gz_lines = [l for l in p.stderr.splitlines() if l.startswith("gpuzones:")]
+        print("gpuzones said:\n  " + "\n  ".join(gz_lines))
+        if p.returncode != base.returncode:
+            failures.append("exit status %d with the layer, %d without" % (p.returncode, base.returncode))
+        if program_lines(p.stdout) != program_lines(base.stdout):
+            failures.append("the program printed something else with the layer")
+        if base.returncode != 0:
+            failures.append("the program itself failed (%d): %s" % (base.returncode, base.stderr[-2000:]))
+        try:
+            trace = gztrace.load(trace_path)
+        except Exception as e:  # noqa: BLE001 - any load failure is the finding
+            failures.append("the trace does not load: %s" % e)
+            trace = None
+        if trace is not None and not trace.complete:
+            failures.append("the trace file was not ended")
+        said = "\n".join(gz_lines)
+        if trace is not None:
+            failures += check(args.scenario, p, base, trace, said, tmp)
+    for f in failures:
+        print("FAIL: " + f)
+    if not failures:
+        print("pass")
+    return 1 if failures else 0
+
+
+def results(stdout):
+    return [int(m.group(2)) for m in re.finditer(r"^result (\d+) (-?\d+)$", stdout, re.M)]
+
+
+def check(scenario, p, base, trace, said, tmp):
+    f = []
+    got = labels(trace)
+    if scenario in ("device-lost", "out-of-memory"):
+        seen = results(p.stdout)
+        ok = [i + 1 for i, r in enumerate(seen) if r == 0]
+        want_error = -4 if scenario == "device-lost" else -2  # VK_ERROR_DEVICE_LOST, OUT_OF_DEVICE_MEMORY
+        if want_error not in seen:
+            f.append("the program never saw the injected error %d: %s" % (want_error, seen))
+        expect = sorted("submit %d" % i for i in ok)
+        if scenario == "device-lost":
+            # Timing stops at the loss: the zones of the submits before it.
+            if "was lost; timing stops" not in said:
+                f.append("no gpuzones line says the device was lost")
+            before = sorted("submit %d" % i for i in ok if i < seen.index(want_error) + 1)
+            if got != before:
+                f.append("label zones %s, expected those before the loss %s" % (got, before))
+        elif got != expect:
+            f.append("label zones %s, expected one per successful submit %s" % (got, expect))
+    elif scenario == "calibration-lost":
+        if "was lost (vkGetCalibratedTimestampsEXT)" not in said:
+            f.append("no gpuzones line says calibration found the device lost")
+        if results(p.stdout) != results(base.stdout) or any(results(p.stdout)):
+            f.append("the program's own submits changed: %s" % results(p.stdout))
+    elif scenario in ("fork-noexec", "fork-exec"):
+        expect = sorted(["before fork"] * 3 + ["after fork"] * 3)
+        if got != expect:
+            f.append("parent's label zones %s, expected %s" % (got, expect))
+        if "child-exit 0" not in p.stdout:
+            f.append("the child did not exit 0")
+        if scenario == "fork-noexec":
+            if "timing is off in this child of fork()" not in said:
+                f.append("the forked child did not say that its timing is off")
+        else:
+            m = re.search(r"writing (\S+) instead", said)
+            if not m:
+                f.append("the exec'd child did not say where its own trace went")
+            else:
+                child = gztrace.load(m.group(1))
+                clabels = labels(child)
+                if clabels != ["exec child"] * 3:
+                    f.append("the exec'd child's trace has labels %s" % clabels)
+    elif scenario == "exit-threads":
+        if not got or set(got) - {"thread 0", "thread 1"}:
+            f.append("label zones %s, expected some of 'thread 0' and 'thread 1'" % sorted(set(got)))
+        totals = trace.totals() or {}
+        print("trace totals: %s, %d label zones" % (totals, len(got)))
+    elif scenario == "free-pending":
+        expect = sorted("freed %d" % i for i in range(1, 41))
+        if got != expect:
+            missing = sorted(set(expect) - set(got))
+            f.append("%d label zones, expected 40; missing %s" % (len(got), missing[:5]))
+    return f
+
+
+if __name__ == "__main__":
+    sys.exit(main())

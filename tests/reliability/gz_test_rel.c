@@ -1,0 +1,230 @@
+/* gz-test-rel: Vulkan programs that do what breaks timing layers (errors
+ * from the driver, fork, exit while other threads submit, command buffers
+ * freed before their zones are read back). Nothing here knows about
+ * gpuzones: check_rel.py runs each mode with and without the layer and
+ * compares what the program saw and printed.
+ *
+ *   gz-test-rel submit-errors N   N submits, one command buffer each, labelled
+ *                                 "submit <i>"; prints "result <i> <VkResult>";
+ *                                 carries on after errors
+ *   gz-test-rel fork-noexec       submits, fork()s a child that exits, submits
+ *   gz-test-rel fork-exec         submits, fork()s a child that execs
+ *                                 "gz-test-rel exec-child", submits
+ *   gz-test-rel exit-threads      two threads submit in a loop; main calls exit()
+ *   gz-test-rel free-pending N    N command buffers submitted, each freed as soon
+ *                                 as its fence signals */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "vkt.h"
+
+struct app {
+    struct vkt_instance *inst;
+    struct vkt_device *dev;
+};
+
+static void app_open(struct app *a, const char *queue_name)
+{
+    a->inst = vkt_instance_create();
+    a->dev = vkt_device_create(a->inst, VKT_FEAT_NONE, queue_name);
+}
+
+static void app_close(struct app *a)
+{
+    vkt_device_destroy(a->dev);
+    vkt_instance_destroy(a->inst);
+}
+
+/* Records "label" around a little work into c (allocated from pool). */
+static void record(struct vkt_device *d, VkCommandPool pool, const char *label, struct vkt_cmd *c)
+{
+    vkt_cmd_alloc(d, pool, label, c);
+    vkt_cmd_begin(c, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
+    vkt_cmd_label_begin(c, label);
+    vkt_cmd_work(c, 1);
+    vkt_cmd_label_end(c);
+    vkt_cmd_end(c);
+}
+
+/* Submits c alone with fence; waits for it when the submit worked. */
+static VkResult submit_wait(struct vkt_device *d, VkCommandBuffer cb, VkFence fence)
+{
+    VkSubmitInfo info = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                         .commandBufferCount = 1,
+                         .pCommandBuffers = &cb};
+    VkResult r = vkQueueSubmit(d->queue, 1, &info, fence);
+    if (r == VK_SUCCESS) {
+        VKT_CHECK(vkWaitForFences(d->device, 1, &fence, VK_TRUE, UINT64_MAX));
+        VKT_CHECK(vkResetFences(d->device, 1, &fence));
+    }
+    return r;
+}
+
+static void submit_labelled(struct vkt_device *d, const char *label, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct vkt_cmd c;
+        record(d, d->pool, label, &c);
+        VKT_CHECK(submit_wait(d, c.cb, d->fence));
+        vkt_cmd_free(&c);
+    }
+}
+
+static int mode_submit_errors(int n)
+{
+    struct app a;
+    app_open(&a, "rel queue");
+    for (int i = 1; i <= n; i++) {
+        char label[32];
+        snprintf(label, sizeof label, "submit %d", i);
+        struct vkt_cmd c;
+        record(a.dev, a.dev->pool, label, &c);
+        VkResult r = submit_wait(a.dev, c.cb, a.dev->fence);
+        printf("result %d %d\n", i, (int)r);
+        fflush(stdout);
+        if (r == VK_ERROR_DEVICE_LOST) {
+            /* A lost device: the app may only destroy things now. Leaking
+             * the command buffer is what a real app would do in a hurry;
+             * freeing it is allowed too. */
+            vkt_cmd_free(&c);
+            continue;
+        }
+        vkt_cmd_free(&c);
+    }
+    app_close(&a);
+    return 0;
+}
+
+static int mode_fork(const char *self, bool exec_child)
+{
+    struct app a;
+    app_open(&a, "rel queue");
+    submit_labelled(a.dev, "before fork", 3);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        vkt_die("fork failed");
+    if (pid == 0) {
+        if (exec_child) {
+            execl(self, self, "exec-child", (char *)NULL);
+            _exit(127);
+        }
+        /* No Vulkan in a forked child (it is not fork-safe); exit() runs
+         * the atexit handlers the child inherited. */
+        printf("child %d done\n", (int)getpid());
+        exit(0);
+    }
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid)
+        vkt_die("waitpid failed");
+    printf("child-exit %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    submit_labelled(a.dev, "after fork", 3);
+    app_close(&a);
+    return 0;
+}
+
+static int mode_exec_child(void)
+{
+    struct app a;
+    app_open(&a, "child queue");
+    submit_labelled(a.dev, "exec child", 3);
+    app_close(&a);
+    printf("exec-child %d done\n", (int)getpid());
+    return 0;
+}
+
+struct thread_arg {
+    struct vkt_device *d;
+    pthread_mutex_t *queue_lock;
+    int index;
+};
+
+static void *submitter(void *p)
+{
+    struct thread_arg *t = p;
+    VkCommandPool pool = vkt_pool_create(t->d, 0);
+    VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence fence;
+    VKT_CHECK(vkCreateFence(t->d->device, &fi, NULL, &fence));
+    char label[32];
+    snprintf(label, sizeof label, "thread %d", t->index);
+    for (;;) { /* until main calls exit() */
+        struct vkt_cmd c;
+        record(t->d, pool, label, &c);
+        VkSubmitInfo info = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                             .commandBufferCount = 1,
+                             .pCommandBuffers = &c.cb};
+        pthread_mutex_lock(t->queue_lock);
+        VkResult r = vkQueueSubmit(t->d->queue, 1, &info, fence);
+        pthread_mutex_unlock(t->queue_lock);
+        if (r != VK_SUCCESS)
+            vkt_die("submit failed: %d", (int)r);
+        vkWaitForFences(t->d->device, 1, &fence, VK_TRUE, UINT64_MAX);
+        vkResetFences(t->d->device, 1, &fence);
+        vkt_cmd_free(&c);
+    }
+    return NULL;
+}
+
+static int mode_exit_threads(void)
+{
+    static struct app a;
+    app_open(&a, "rel queue");
+    static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+    static struct thread_arg args[2];
+    for (int i = 0; i < 2; i++) {
+        args[i] = (struct thread_arg){.d = a.dev, .queue_lock = &queue_lock, .index = i};
+        pthread_t th;
+        if (pthread_create(&th, NULL, submitter, &args[i]))
+            vkt_die("pthread_create failed");
+    }
+    vkt_sleep_ms(300);
+    printf("exiting\n");
+    fflush(stdout);
+    exit(0);
+}
+
+static int mode_free_pending(int n)
+{
+    struct app a;
+    app_open(&a, "rel queue");
+    for (int i = 0; i < n; i++) {
+        char label[32];
+        snprintf(label, sizeof label, "freed %d", i + 1);
+        struct vkt_cmd c;
+        record(a.dev, a.dev->pool, label, &c);
+        VKT_CHECK(submit_wait(a.dev, c.cb, a.dev->fence));
+        vkt_cmd_free(&c); /* before the layer's worker has read its labels back */
+    }
+    app_close(&a);
+    printf("freed %d\n", n);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    truth_init("rel"); /* the vkt helpers note submits; nothing is written */
+    const char *mode = argc > 1 ? argv[1] : "";
+    int n = argc > 2 ? atoi(argv[2]) : 10;
+    if (!strcmp(mode, "submit-errors"))
+        return mode_submit_errors(n);
+    if (!strcmp(mode, "fork-noexec"))
+        return mode_fork(argv[0], false);
+    if (!strcmp(mode, "fork-exec"))
+        return mode_fork("/proc/self/exe", true);
+    if (!strcmp(mode, "exec-child"))
+        return mode_exec_child();
+    if (!strcmp(mode, "exit-threads"))
+        return mode_exit_threads();
+    if (!strcmp(mode, "free-pending"))
+        return mode_free_pending(n);
+    fprintf(stderr, "usage: gz-test-rel submit-errors N | fork-noexec | fork-exec | "
+                    "exit-threads | free-pending N\n");
+    return 2;
+}
