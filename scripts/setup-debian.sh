@@ -7,6 +7,7 @@ PACKAGES="
 meson ninja-build gcc pkg-config python3
 libvulkan-dev glslc
 mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
+clang libclang-rt-14-dev
 "
 
 missing=""

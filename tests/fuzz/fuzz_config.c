@@ -1,0 +1,50 @@
+/* libFuzzer target: the environment parser (client/config.c).
+ *
+ * The input is up to six lines, the values of the GPUZONES_* variables in a
+ * fixed order (a missing line leaves the variable unset). Whatever they
+ * hold, gz_config_read must return a configuration within its bounds: a
+ * NUL-terminated output path, a known level, queue and poll sizes inside
+ * the ranges config.c accepts. Bad values only cost a "gpuzones:" line. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gz_config.h"
+
+static const char *const vars[] = {"GPUZONES_OUTPUT",      "GPUZONES_SUMMARY",
+                                   "GPUZONES_LEVEL",       "GPUZONES_QUEUE_ITEMS",
+                                   "GPUZONES_POLL_MS",     "GPUZONES_RAW_TICKS"};
+#define NVARS (sizeof vars / sizeof vars[0])
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1);
+    if (!text)
+        return 0;
+    memcpy(text, data, size);
+    text[size] = '\0'; /* an embedded NUL ends that value early, as in a real environment */
+    char *line = text;
+    for (size_t i = 0; i < NVARS; i++) {
+        if (!line) {
+            unsetenv(vars[i]);
+            continue;
+        }
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        setenv(vars[i], line, 1);
+        line = nl ? nl + 1 : NULL;
+    }
+    gz_config cfg;
+    gz_config_read(&cfg, "fuzz", 1234);
+    if (memchr(cfg.output, '\0', sizeof cfg.output) == NULL)
+        abort();
+    if (cfg.level != GZ_LEVEL_SUBMIT && cfg.level != GZ_LEVEL_CMDBUF && cfg.level != GZ_LEVEL_LABELS)
+        abort();
+    if (cfg.queue_items == 0 || cfg.poll_ms == 0)
+        abort();
+    free(text);
+    return 0;
+}
