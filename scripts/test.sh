@@ -1,6 +1,7 @@
 #!/bin/sh
 # Builds gpuzones and runs every test on Mesa's software drivers: once as
-# built, once more under AddressSanitizer + UndefinedBehaviorSanitizer.
+# built, once more under AddressSanitizer + UndefinedBehaviorSanitizer, the
+# multi-threaded ones under ThreadSanitizer, and the fuzz targets.
 # Exits non-zero when any test failed.
 set -u
 cd "$(dirname "$0")/.."
@@ -23,4 +24,27 @@ ninja -C build-asan >/dev/null || exit 1
 ASAN_OPTIONS="detect_leaks=1:abort_on_error=0" \
 UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
     meson test -C build-asan --print-errorlogs --num-processes 2 --no-suite clock --no-suite checker || status=1
+
+# ThreadSanitizer: everything that runs our threads against each other (the
+# client's queue and worker, the layer under several app threads, device
+# loss, freed command buffers, the load test). Left out: what measures time
+# (TSan slows it tenfold), and the two programs that exit with threads still
+# inside the loader (TSan reports the loader's mutex, with or without us).
+[ -f build-tsan/build.ninja ] ||
+    meson setup build-tsan -Dwerror=true -Db_sanitize=thread -Db_lundef=false >/dev/null || exit 1
+ninja -C build-tsan >/dev/null || exit 1
+TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
+    meson test -C build-tsan --print-errorlogs --num-processes 2 \
+    unit_calibration unit_queue vk-onetime vk-reuse vk-simultaneous vk-unsubmitted \
+    vk-secondary vk-threads vk-submit vk-labels vk-instances \
+    rel-device-lost rel-out-of-memory rel-calibration-lost rel-fork-exec rel-free-pending \
+    load-million-zones || status=1
+
+# libFuzzer (clang): the environment parser and the JSON string writer, a
+# bounded time each on the committed seed corpus.
+[ -f build-fuzz/build.ninja ] ||
+    CC=clang meson setup build-fuzz -Dwerror=true -Dfuzz=true -Dtests=false \
+        -Db_sanitize=address,undefined -Db_lundef=false >/dev/null || exit 1
+ninja -C build-fuzz >/dev/null || exit 1
+meson test -C build-fuzz --print-errorlogs --suite fuzz || status=1
 exit $status

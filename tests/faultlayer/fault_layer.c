@@ -783,8 +783,12 @@ static void copy_on_host(const copy_watch *w)
             written[logged] = v;
             logged_real[logged++] = real[2 * i];
             if (w->flags & VK_QUERY_RESULT_WITH_AVAILABILITY_BIT) {
-                __atomic_thread_fence(__ATOMIC_RELEASE); /* the value before the flag */
-                put_value(at + elem, 1, wide);
+                /* the value before the flag: a release store (results are
+                 * aligned to their size, as the spec requires) */
+                if (wide)
+                    __atomic_store_n((uint64_t *)(void *)(at + elem), 1, __ATOMIC_RELEASE);
+                else
+                    __atomic_store_n((uint32_t *)(void *)(at + elem), 1, __ATOMIC_RELEASE);
             }
         }
         log_values(written, logged_real, logged);
