@@ -135,6 +135,9 @@ def layer_env(args, tmp, trace, enable_layer=True):
         else:
             layers.append(VALIDATION)
         env["GZ_TEST_APP_LAYERS"] = ":".join(layers)
+        # Synchronization validation as well (lavapipe supports it): our
+        # layer adds commands and submissions, and their hazards are ours.
+        env["VK_LAYER_ENABLES"] = "VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT"
     elif args.fault:
         # The order matters: the program enables the layers itself.
         env["GZ_TEST_APP_LAYERS"] = ":".join(layers)
