@@ -119,7 +119,14 @@ void gz_summary_print_zones(gz_summary *s, FILE *f)
         const char *name = r->name == OTHER_NAME ? "<other names>" : gz_intern_str(r->name, &len);
         if (!*name)
             name = "<unnamed>";
-        fprintf(f, "%-40.40s %-6s %9llu", name, kind_name(r->kind),
+        /* Names are the app's text: a control character (an escape
+         * sequence, a newline) must not reach the user's terminal. */
+        char shown[41];
+        size_t n = 0;
+        for (; n < sizeof shown - 1 && name[n]; n++)
+            shown[n] = (unsigned char)name[n] < 0x20 || name[n] == 0x7f ? '?' : name[n];
+        shown[n] = '\0';
+        fprintf(f, "%-40s %-6s %9llu", shown, kind_name(r->kind),
                 (unsigned long long)r->stats.count);
         print_ms(f, r->stats.total_ns);
         print_ms(f, gz_stats_mean(&r->stats));

@@ -37,7 +37,19 @@ SCENARIOS = {
     "fork-exec": (["fork-exec"], None),
     "exit-threads": (["exit-threads"], None),
     "free-pending": (["free-pending", "40"], None),
+    "bad-names": (["bad-names"], None),
 }
+
+# What the trace must show for each bad-names label: the text as a JSON
+# reader gives it back, with U+FFFD for each byte that is not UTF-8, and a
+# megabyte label cut to its first 4 KiB.
+BAD_NAMES = [
+    'quote " and backslash \\ and slash /',
+    "tab\there newline\nbell\a escape\x1b del\x7f",
+    "not utf-8: \ufffd\ufffd \ufffd( \ufffd\ufffd\ufffd \ufffd\ufffd\ufffd\ufffd end",
+    '{"ph":"X","name":"injected"},',
+    "".join(chr(ord("a") + i % 26) for i in range(4096)),
+]
 
 
 def run(args, tmp, tag, with_layer, prog_args, fault):
@@ -63,7 +75,7 @@ def run(args, tmp, tag, with_layer, prog_args, fault):
         env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
     trace = os.path.join(tmp, tag + ".json")
     env["GPUZONES_OUTPUT"] = trace
-    p = subprocess.run([os.path.abspath(args.program)] + prog_args, env=env, capture_output=True, text=True,
+    p = subprocess.run([os.path.abspath(args.program)] + prog_args, env=env, capture_output=True, text=True, errors="replace",
                        timeout=TIMEOUT_S, cwd=tmp)
     return p, trace
 
@@ -167,6 +179,15 @@ def check(scenario, p, base, trace, said, tmp):
             f.append("label zones %s, expected some of 'thread 0' and 'thread 1'" % sorted(set(got)))
         totals = trace.totals() or {}
         print("trace totals: %s, %d label zones" % (totals, len(got)))
+    elif scenario == "bad-names":
+        if not gztrace.strict_parse_ok(trace.path):
+            f.append("the trace is not strict JSON")
+        if sorted(got) != sorted(BAD_NAMES):
+            f.append("label names %r, expected %r" % ([g[:80] for g in got], [b[:80] for b in BAD_NAMES]))
+        if re.search(r"[\x00-\x08\x0b-\x1f\x7f]", p.stderr):
+            f.append("a control character from a label reached stderr (the summary)")
+        if any(z["name"] == "injected" for z in trace.zones()):
+            f.append("a label's text became an event of its own")
     elif scenario == "free-pending":
         expect = sorted("freed %d" % i for i in range(1, 41))
         if got != expect:

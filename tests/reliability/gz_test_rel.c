@@ -12,7 +12,9 @@
  *                                 "gz-test-rel exec-child", submits
  *   gz-test-rel exit-threads      two threads submit in a loop; main calls exit()
  *   gz-test-rel free-pending N    N command buffers submitted, each freed as soon
- *                                 as its fence signals */
+ *                                 as its fence signals
+ *   gz-test-rel bad-names         labels with quotes, control characters,
+ *                                 invalid UTF-8 and a megabyte of text */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
@@ -206,6 +208,43 @@ static int mode_free_pending(int n)
     return 0;
 }
 
+/* Labels no trace writer expects: JSON's own syntax, control characters,
+ * bytes that are not UTF-8, and one of a megabyte. */
+static int mode_bad_names(void)
+{
+    static const char *const names[] = {
+        "quote \" and backslash \\ and slash /",
+        "tab\there newline\nbell\a escape\x1b del\x7f",
+        "not utf-8: \xff\xfe \xc3\x28 \xed\xa0\x80 \xf4\x90\x80\x80 end",
+        "{\"ph\":\"X\",\"name\":\"injected\"},",
+    };
+    struct app a;
+    app_open(&a, "rel queue");
+    size_t big_len = 1u << 20;
+    char *big = malloc(big_len + 1);
+    if (!big)
+        vkt_die("out of memory");
+    for (size_t i = 0; i < big_len; i++)
+        big[i] = (char)('a' + i % 26);
+    big[big_len] = '\0';
+    for (size_t i = 0; i <= sizeof names / sizeof names[0]; i++) {
+        const char *label = i < sizeof names / sizeof names[0] ? names[i] : big;
+        struct vkt_cmd c;
+        vkt_cmd_alloc(a.dev, a.dev->pool, "bad names", &c);
+        vkt_cmd_begin(&c, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
+        vkt_cmd_label_begin(&c, label);
+        vkt_cmd_work(&c, 1);
+        vkt_cmd_label_end(&c);
+        vkt_cmd_end(&c);
+        VKT_CHECK(submit_wait(a.dev, c.cb, a.dev->fence));
+        vkt_cmd_free(&c);
+    }
+    free(big);
+    app_close(&a);
+    printf("bad names done\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -222,6 +261,8 @@ int main(int argc, char **argv)
         return mode_exec_child();
     if (!strcmp(mode, "exit-threads"))
         return mode_exit_threads();
+    if (!strcmp(mode, "bad-names"))
+        return mode_bad_names();
     if (!strcmp(mode, "free-pending"))
         return mode_free_pending(n);
     fprintf(stderr, "usage: gz-test-rel submit-errors N | fork-noexec | fork-exec | "
