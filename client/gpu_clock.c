@@ -42,6 +42,36 @@ static uint64_t unwrap(gz_gpu_clock *c, uint64_t raw, uint64_t predicted)
     return t;
 }
 
+/* Causality picks the wrap: a value known to lie at or after `from`
+ * (a submission's first timestamp after its submit, a zone after its
+ * submission's start) is unwrapped to the first candidate from there, a
+ * value known to lie at or before `upto` to the last one up to there.
+ * Asking for the value nearest `from` instead would be right only while the
+ * GPU starts within half a wrap of the submit; this way it may start up to
+ * 7/8 of a wrap later. A slack of 1/8 wrap allows for a prediction that is
+ * a little late. (With unwrap_near: the candidate nearest the middle of
+ * the allowed range is the one inside it.) */
+static uint64_t wrap_ticks(const gz_gpu_clock *c)
+{
+    return c->valid_bits && c->valid_bits < 64 ? 1ull << c->valid_bits : 0;
+}
+
+static uint64_t unwrap_after(gz_gpu_clock *c, uint64_t raw, uint64_t from)
+{
+    uint64_t p = wrap_ticks(c);
+    uint64_t slack = p / 8;
+    uint64_t low = from > slack ? from - slack : 0;
+    return unwrap(c, raw, p && low <= UINT64_MAX - p / 2 ? low + p / 2 : from);
+}
+
+static uint64_t unwrap_before(gz_gpu_clock *c, uint64_t raw, uint64_t upto)
+{
+    uint64_t p = wrap_ticks(c);
+    uint64_t slack = p / 8;
+    uint64_t high = upto <= UINT64_MAX - slack ? upto + slack : UINT64_MAX;
+    return unwrap(c, raw, p && high >= p / 2 ? high - p / 2 : upto);
+}
+
 static uint64_t to_ns(const gz_gpu_clock *c, uint64_t ticks)
 {
     return gz_ticks_to_ns(ticks > c->origin ? ticks - c->origin : 0, c->period);
@@ -73,7 +103,8 @@ bool gz_gpu_clock_settled(const gz_gpu_clock *c)
 
 void gz_gpu_clock_add_bound(gz_gpu_clock *c, uint64_t raw, uint64_t host_ns, bool not_before)
 {
-    uint64_t t = unwrap(c, raw, not_before || !c->have_base ? predict(c, host_ns) : c->base);
+    uint64_t t = not_before ? unwrap_after(c, raw, predict(c, host_ns))
+                            : unwrap_before(c, raw, predict(c, host_ns));
     if (not_before) {
         c->base = t;
         c->have_base = true;
@@ -83,10 +114,17 @@ void gz_gpu_clock_add_bound(gz_gpu_clock *c, uint64_t raw, uint64_t host_ns, boo
     }
 }
 
-uint64_t gz_gpu_clock_ns(gz_gpu_clock *c, uint64_t raw)
+void gz_gpu_clock_zone_ns(gz_gpu_clock *c, uint64_t raw_begin, uint64_t raw_end,
+                          uint64_t *begin_ns, uint64_t *end_ns)
 {
-    uint64_t near = c->have_base ? c->base : predict(c, gz_host_now_ns());
-    return to_ns(c, unwrap(c, raw, near));
+    /* A zone ends in the submission read back with it (after its start);
+     * it may begin in an earlier one (a queue label), but not after its
+     * end. Without a submission yet, it ended before now. */
+    uint64_t end = c->have_base ? unwrap_after(c, raw_end, c->base)
+                                : unwrap_before(c, raw_end, predict(c, gz_host_now_ns()));
+    uint64_t begin = unwrap_before(c, raw_begin, end);
+    *begin_ns = to_ns(c, begin);
+    *end_ns = to_ns(c, end);
 }
 
 void gz_gpu_clock_fit(gz_gpu_clock *c)

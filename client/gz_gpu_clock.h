@@ -43,8 +43,10 @@ bool gz_gpu_clock_settled(const gz_gpu_clock *c);
  * host_ns. A not-before bound is a submission's start: the zones read after
  * it are unwrapped near it. */
 void gz_gpu_clock_add_bound(gz_gpu_clock *c, uint64_t raw, uint64_t host_ns, bool not_before);
-/* A zone's timestamp → GPU ns (unwrapped near the latest submission). */
-uint64_t gz_gpu_clock_ns(gz_gpu_clock *c, uint64_t raw);
+/* A zone's two timestamps → GPU ns: its end at or after the latest
+ * submission's start, its begin at or before its end. */
+void gz_gpu_clock_zone_ns(gz_gpu_clock *c, uint64_t raw_begin, uint64_t raw_end,
+                          uint64_t *begin_ns, uint64_t *end_ns);
 /* Refits the model (once per drain cycle) and maps GPU ns to host ns. */
 void gz_gpu_clock_fit(gz_gpu_clock *c);
 uint64_t gz_gpu_clock_to_host(const gz_gpu_clock *c, uint64_t gpu_ns);

@@ -330,9 +330,12 @@ static void gpu_zone(worker *w, const gz_item *it)
         t->cycle = z;
         t->cap = cap;
     }
+    uint64_t begin_ns, end_ns;
+    gz_gpu_clock_zone_ns(clock, it->zone.begin_ticks, it->zone.end_ticks, &begin_ns, &end_ns);
     t->cycle[t->ncycle++] = (cycle_zone){
-        .begin_gpu_ns = gz_gpu_clock_ns(clock, it->zone.begin_ticks),
-        .end_gpu_ns = gz_gpu_clock_ns(clock, it->zone.end_ticks),
+        .begin_gpu_ns = begin_ns,
+        .end_gpu_ns = end_ns,
+
         .begin_raw = it->zone.begin_ticks,
         .end_raw = it->zone.end_ticks,
         .arrived_ns = w->now,
