@@ -2,7 +2,6 @@
  * wrappers: dlsym, eglGetProcAddress, glXGetProcAddress[ARB]. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <link.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -32,10 +31,23 @@ static const char *const names[GZ_SHIM_COUNT] = {
 
 static void *_Atomic reals[GZ_SHIM_COUNT];
 
+/* dlsym is called by the AddressSanitizer runtime while it starts (to find
+ * the functions it intercepts), before instrumented code can run: dlsym
+ * and what it calls are not instrumented, and call no intercepted libc
+ * function (hence the string comparison of our own). */
+#define NO_SANITIZE __attribute__((no_sanitize("address", "undefined")))
+
+NO_SANITIZE static bool same_name(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
+
 typedef void *(*dlsym_fn)(void *, const char *);
 static dlsym_fn _Atomic real_dlsym_ptr;
 
-void *gz_shim_real_dlsym(void *handle, const char *name)
+NO_SANITIZE static dlsym_fn real_dlsym_get(void)
 {
     dlsym_fn f = atomic_load_explicit(&real_dlsym_ptr, memory_order_acquire);
     if (!f) {
@@ -43,27 +55,32 @@ void *gz_shim_real_dlsym(void *handle, const char *name)
         f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
         if (!f)
             f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-        if (!f)
-            return NULL;
-        atomic_store_explicit(&real_dlsym_ptr, f, memory_order_release);
+        if (f)
+            atomic_store_explicit(&real_dlsym_ptr, f, memory_order_release);
     }
-    return f(handle, name);
+    return f;
 }
 
-void *gz_shim_wrapper_for(const char *name, gz_shim_fn *fn)
+NO_SANITIZE void *gz_shim_real_dlsym(void *handle, const char *name)
+{
+    dlsym_fn f = real_dlsym_get();
+    return f ? f(handle, name) : NULL;
+}
+
+NO_SANITIZE void *gz_shim_wrapper_for(const char *name, gz_shim_fn *fn)
 {
     /* Every name we wrap starts with "egl", "glX" or "glP". */
     if (!name || (name[0] != 'e' && name[0] != 'g'))
         return NULL;
     for (int i = 0; i < GZ_SHIM_COUNT; i++)
-        if (!strcmp(name, names[i])) {
+        if (same_name(name, names[i])) {
             *fn = (gz_shim_fn)i;
             return gz_shim_wrappers[i];
         }
     return NULL;
 }
 
-void gz_shim_note_real(gz_shim_fn fn, void *real)
+NO_SANITIZE void gz_shim_note_real(gz_shim_fn fn, void *real)
 {
     void *expected = NULL;
     if (real && real != gz_shim_wrappers[fn])
@@ -122,26 +139,11 @@ void *gz_shim_real(gz_shim_fn fn)
     return p;
 }
 
-/* dlsym: our wrapper for a wrapped name the library really has. RTLD_NEXT
- * is relative to the caller, which the real dlsym would take to be us: it
- * is answered from the objects loaded after the caller's instead. */
-GZ_EXPORT void *dlsym(void *restrict handle, const char *restrict name);
-void *dlsym(void *restrict handle, const char *restrict name)
+/* dlsym with a library handle (or RTLD_DEFAULT): our wrapper for a wrapped
+ * name the library really has. */
+NO_SANITIZE __attribute__((used)) void *gz_shim_dlsym_handle(void *handle, const char *name);
+void *gz_shim_dlsym_handle(void *handle, const char *name)
 {
-    if (handle == RTLD_NEXT) {
-        void *caller = __builtin_extract_return_addr(__builtin_return_address(0));
-        Dl_info info;
-        struct link_map *lm = NULL;
-        if (dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm) {
-            for (struct link_map *l = lm->l_next; l; l = l->l_next) {
-                void *p = gz_shim_real_dlsym(l, name);
-                if (p)
-                    return p;
-            }
-            return NULL;
-        }
-        return gz_shim_real_dlsym(handle, name);
-    }
     void *p = gz_shim_real_dlsym(handle, name);
     gz_shim_fn fn;
     void *w = p ? gz_shim_wrapper_for(name, &fn) : NULL;
@@ -150,6 +152,54 @@ void *dlsym(void *restrict handle, const char *restrict name)
     gz_shim_note_real(fn, p);
     return w;
 }
+
+static void *no_dlsym(void *handle, const char *name)
+{
+    return NULL;
+}
+
+/* The real dlsym itself, for the trampoline below. */
+NO_SANITIZE __attribute__((used)) dlsym_fn gz_shim_real_dlsym_fn(void);
+dlsym_fn gz_shim_real_dlsym_fn(void)
+{
+    dlsym_fn f = real_dlsym_get();
+    return f ? f : no_dlsym;
+}
+
+/* dlsym(RTLD_NEXT, …) is answered relative to the caller, which glibc finds
+ * from dlsym's return address: the real dlsym must be entered by a jump
+ * from ours, with the caller's return address still on the stack, or every
+ * RTLD_NEXT lookup (the AddressSanitizer runtime's and other preloaded
+ * libraries' among them) would be answered relative to the shim. C cannot
+ * promise a tail call, hence these few instructions. */
+#if defined(__x86_64__)
+__asm__(".text\n"
+        ".globl dlsym\n"
+        ".type dlsym, @function\n"
+        "dlsym:\n"
+        "    cmpq $-1, %rdi\n" /* RTLD_NEXT */
+        "    jne gz_shim_dlsym_handle\n"
+        "    pushq %rdi\n"
+        "    pushq %rsi\n"
+        "    subq $8, %rsp\n" /* 16-byte alignment for the call */
+        "    call gz_shim_real_dlsym_fn\n"
+        "    addq $8, %rsp\n"
+        "    popq %rsi\n"
+        "    popq %rdi\n"
+        "    jmp *%rax\n"
+        ".size dlsym, .-dlsym\n");
+#else
+/* Elsewhere RTLD_NEXT is answered relative to the shim, which is the first
+ * library in the search order after the program and the ones preloaded
+ * before it: right for the program, approximate for other libraries. */
+GZ_EXPORT void *dlsym(void *restrict handle, const char *restrict name);
+NO_SANITIZE void *dlsym(void *restrict handle, const char *restrict name)
+{
+    if (handle == RTLD_NEXT)
+        return gz_shim_real_dlsym(handle, name);
+    return gz_shim_dlsym_handle(handle, name);
+}
+#endif
 
 /* The GetProcAddress family: the same rule. */
 static void *wrap_gpa(gz_shim_fn self, const char *name)
