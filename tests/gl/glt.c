@@ -23,6 +23,9 @@
 #include <link.h>
 #include <stdint.h>
 #include <stdio.h>
+#ifdef GLT_MACROS
+#include <gpuzones/opengl.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -205,6 +208,65 @@ static int run_groups(const char *truth_path, int frames, int heavy)
     return 0;
 }
 
+#ifdef GLT_MACROS
+/* ---- the explicit API (include/gpuzones/opengl.h) --------------------------
+ * Each frame: "scene" { debug group "pass A" { "heavy" (named, colored),
+ * "transient N" (a transient name), "explicit" (Begin/End), "inactive"
+ * (active = 0: no zone) } }, then the CPU reads the result, swaps and
+ * collects. The source lines go to the truth file. */
+static int run_macros(const char *truth_path, int frames, int heavy_iters)
+{
+    FILE *t = fopen(truth_path, "w");
+    if (!t)
+        die("cannot write the truth file");
+    uint64_t t0 = now_ns();
+    setup();
+    TracyGpuContext;
+    TracyGpuContextName("glt macros", 10);
+    fprintf(t, "{\"ev\":\"current\",\"ns\":%llu}\n", (unsigned long long)t0);
+    int l_scene = 0, l_heavy = 0, l_trans = 0, l_expl = 0;
+    for (int f = 0; f < frames; f++) {
+        uint64_t a = now_ns();
+        {
+            TracyGpuZone("scene"); l_scene = __LINE__;
+            push("pass A");
+            {
+                TracyGpuNamedZoneC(heavy, "heavy", 0xff0000, 1); l_heavy = __LINE__;
+                draw(heavy_iters);
+            }
+            {
+                char name[32];
+                snprintf(name, sizeof name, "transient %d", f % 2);
+                TracyGpuZoneTransient(tz, name, 1); l_trans = __LINE__;
+                draw(4);
+            }
+            gpuzones_gl_zone z = GpuzonesGlZoneBegin("explicit"); l_expl = __LINE__;
+            draw(4);
+            GpuzonesGlZoneEnd(z);
+            {
+                TracyGpuNamedZone(off, "inactive", 0);
+                draw(4);
+            }
+            glPopDebugGroup();
+        }
+        uint64_t r = read_result();
+        eglSwapBuffers(dpy, pbuf);
+        TracyGpuCollect;
+        fprintf(t, "{\"ev\":\"frame\",\"frame\":%d,\"begin\":%llu,\"read\":%llu}\n", f,
+                (unsigned long long)a, (unsigned long long)r);
+    }
+    glFinish();
+    TracyGpuCollect;
+    fprintf(t, "{\"ev\":\"finish\",\"ns\":%llu}\n", (unsigned long long)now_ns());
+    fprintf(t, "{\"ev\":\"lines\",\"function\":\"%s\",\"scene\":%d,\"heavy\":%d,"
+               "\"transient\":%d,\"explicit\":%d}\n",
+            __func__, l_scene, l_heavy, l_trans, l_expl);
+    teardown();
+    fclose(t);
+    return 0;
+}
+#endif
+
 /* ---- observable state ---------------------------------------------------- */
 
 typedef struct state {
@@ -318,6 +380,10 @@ int main(int argc, char **argv)
 {
     if (argc >= 4 && !strcmp(argv[1], "groups"))
         return run_groups(argv[2], atoi(argv[3]), argc >= 5 ? atoi(argv[4]) : 1000);
+#ifdef GLT_MACROS
+    if (argc >= 4 && !strcmp(argv[1], "macros"))
+        return run_macros(argv[2], atoi(argv[3]), argc >= 5 ? atoi(argv[4]) : 1000);
+#endif
     if (argc >= 2 && !strcmp(argv[1], "state"))
         return run_state();
     fprintf(stderr, "usage: glt groups TRUTH FRAMES [HEAVY] | glt state\n");
