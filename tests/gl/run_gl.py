@@ -56,9 +56,16 @@ def preload_for(program, shim):
     return ":".join(libs)
 
 
-def run(program, shim, args, tmp):
+def run(program, shim, args, tmp, tool=None):
     env = dict(os.environ)
     env["LD_PRELOAD"] = preload_for(program, shim)
+    if tool:
+        # `gpuzones run` adds the shim itself: only the sanitizer runtime
+        # (and the caller's preloads) go in, and the tool must keep them.
+        env["LD_PRELOAD"] = ":".join(p for p in env["LD_PRELOAD"].split(":")
+                                     if p and p != os.path.abspath(shim))
+        args = ["run", "-o", os.path.join(tmp, "trace.json"), "--", program] + args
+        program = tool
     env["GPUZONES_OUTPUT"] = os.path.join(tmp, "trace.json")
     env["LIBGL_ALWAYS_SOFTWARE"] = "1"
     env.setdefault("EGL_LOG_LEVEL", "fatal")
@@ -222,6 +229,7 @@ def main():
     ap.add_argument("--shim", required=True)
     ap.add_argument("--mode", choices=["groups", "state", "macros"], required=True)
     ap.add_argument("--no-shim", action="store_true", help="run without the shim (macros)")
+    ap.add_argument("--tool", help="run through `gpuzones run` (groups)")
     ap.add_argument("--frames", type=int, default=6)
     ap.add_argument("--heavy", type=int, default=1000)
     a = ap.parse_args()
@@ -229,7 +237,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         if a.mode == "groups":
             truth_path = os.path.join(tmp, "truth.jsonl")
-            rc, trace = run(a.program, a.shim, ["groups", truth_path, str(a.frames), str(a.heavy)], tmp)
+            rc, trace = run(a.program, a.shim, ["groups", truth_path, str(a.frames), str(a.heavy)],
+                            tmp, a.tool)
             if rc != 0:
                 fail(["program exited with %d" % rc])
             with open(truth_path) as f:
