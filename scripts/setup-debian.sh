@@ -8,6 +8,7 @@ meson ninja-build gcc pkg-config python3
 libvulkan-dev glslc
 mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
 clang libclang-rt-14-dev
+libepoxy-dev libegl-dev libgl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri
 "
 
 missing=""

@@ -1,0 +1,247 @@
+/* GL contexts: the registry (GL context handle → gz_gl_ctx), creation with
+ * the capability checks, and the track. The zones and the readback are in
+ * gl_zones.c. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gz_gl_internal.h"
+
+#define REGISTRY_MAX 64
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    void *key;
+    gz_gl_ctx *ctx; /* NULL: this context cannot time (told once) */
+} registry[REGISTRY_MAX];
+static uint32_t registry_n;
+static uint32_t contexts_made;
+
+/* Does the extension list of the current context name ext? Only calls that
+ * are valid for the context's version: glGetString(GL_EXTENSIONS) is an
+ * error in a core profile, glGetStringi does not exist before 3.0. */
+static bool has_ext(const gz_gl_fns *f, int major, const char *ext)
+{
+    if (major >= 3 && f->GetStringi) {
+        GLint n = 0;
+        f->GetIntegerv(GL_NUM_EXTENSIONS, &n);
+        for (GLint i = 0; i < n; i++) {
+            const char *e = (const char *)f->GetStringi(GL_EXTENSIONS, (GLuint)i);
+            if (e && !strcmp(e, ext))
+                return true;
+        }
+        return false;
+    }
+    const char *all = (const char *)f->GetString(GL_EXTENSIONS);
+    size_t len = strlen(ext);
+    for (const char *p = all; p && (p = strstr(p, ext)); p += len)
+        if ((p == all || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0'))
+            return true;
+    return false;
+}
+
+static void parse_version(const char *v, bool *gles, int *major, int *minor)
+{
+    *gles = false;
+    *major = *minor = 0;
+    if (!v)
+        return;
+    const char *es = "OpenGL ES ";
+    if (!strncmp(v, es, strlen(es))) {
+        *gles = true;
+        v += strlen(es);
+    }
+    if (sscanf(v, "%d.%d", major, minor) < 1)
+        *major = *minor = 0;
+}
+
+/* The checks and the query ring; NULL (with one message) when the context
+ * has no usable GPU timestamps. */
+static gz_gl_ctx *ctx_create(const gz_gl_fns *f)
+{
+    static int no_fns_once, no_timer_once, no_bits_once;
+    if (!f->GenQueries || !f->QueryCounter || !f->GetQueryObjectiv || !f->GetQueryObjectui64v ||
+        !f->GetQueryiv || !f->GetIntegerv || !f->GetString || !f->BindBuffer || !f->Flush) {
+        gz_log_once(&no_fns_once, "a GL context lacks the timer-query functions: no GPU zones for it");
+        return NULL;
+    }
+    bool gles;
+    int major, minor;
+    parse_version((const char *)f->GetString(GL_VERSION), &gles, &major, &minor);
+    bool timer = gles ? has_ext(f, major, "GL_EXT_disjoint_timer_query")
+                      : (major > 3 || (major == 3 && minor >= 3) ||
+                         has_ext(f, major, "GL_ARB_timer_query"));
+    if (!timer) {
+        gz_log_once(&no_timer_once,
+                    "GL context (%s) has no %s: no GPU zones for it",
+                    (const char *)f->GetString(GL_VERSION),
+                    gles ? "GL_EXT_disjoint_timer_query" : "GL_ARB_timer_query");
+        return NULL;
+    }
+    GLint bits = 0;
+    f->GetQueryiv(GL_TIMESTAMP, GL_QUERY_COUNTER_BITS, &bits);
+    if (bits <= 0) {
+        gz_log_once(&no_bits_once, "GL context reports GL_QUERY_COUNTER_BITS 0: no GPU zones for it");
+        return NULL;
+    }
+    gz_gl_ctx *c = calloc(1, sizeof *c);
+    if (!c) {
+        gz_log("out of memory for a GL context: no GPU zones for it");
+        return NULL;
+    }
+    c->fns = *f;
+    c->gles = gles;
+    c->valid_bits = bits > 64 ? 64 : (uint32_t)bits;
+    c->mask = c->valid_bits == 64 ? ~0ull : (1ull << c->valid_bits) - 1;
+    /* GL_QUERY_BUFFER_BINDING exists from 4.4 (ARB_query_buffer_object);
+     * asking for it earlier would raise GL_INVALID_ENUM. */
+    c->query_buffer = !gles && (major > 4 || (major == 4 && minor >= 4) ||
+                                has_ext(f, major, "GL_ARB_query_buffer_object"));
+    c->disjoint = gles;
+    c->khr_debug = gles ? (major > 3 || (major == 3 && minor >= 2) || has_ext(f, major, "GL_KHR_debug"))
+                        : (major > 4 || (major == 4 && minor >= 3) || has_ext(f, major, "GL_KHR_debug"));
+    atomic_init(&c->refs, 1);
+    pthread_mutex_init(&c->lock, NULL);
+    f->GenQueries(GZ_GL_RING, c->queries);
+    char name[160];
+    uint32_t n = __atomic_add_fetch(&contexts_made, 1, __ATOMIC_RELAXED);
+    snprintf(name, sizeof name, "GL context %u (%s)", n, (const char *)f->GetString(GL_RENDERER));
+    c->track = gz_track_new(GZ_API_OPENGL, name, 1.0, c->valid_bits, 0);
+    c->frame_name = gz_intern_cstr("frame");
+    return c;
+}
+
+gz_gl_ctx *gz_gl_ctx_find(void *key)
+{
+    gz_gl_ctx *c = NULL;
+    pthread_mutex_lock(&registry_lock);
+    for (uint32_t i = 0; i < registry_n; i++)
+        if (registry[i].key == key) {
+            c = registry[i].ctx;
+            if (c)
+                atomic_fetch_add(&c->refs, 1);
+            break;
+        }
+    pthread_mutex_unlock(&registry_lock);
+    return c;
+}
+
+gz_gl_ctx *gz_gl_ctx_acquire(void *key, const gz_gl_fns *fns)
+{
+    if (!key || !gz_client_start())
+        return NULL;
+    static int full_once;
+    pthread_mutex_lock(&registry_lock);
+    for (uint32_t i = 0; i < registry_n; i++)
+        if (registry[i].key == key) {
+            gz_gl_ctx *c = registry[i].ctx;
+            if (c)
+                atomic_fetch_add(&c->refs, 1);
+            pthread_mutex_unlock(&registry_lock);
+            return c;
+        }
+    gz_gl_ctx *c = NULL;
+    if (registry_n == REGISTRY_MAX) {
+        gz_log_once(&full_once, "more than %d live GL contexts: no GPU zones for the others",
+                    REGISTRY_MAX);
+    } else {
+        /* Created under the lock: the context is current on this thread
+         * only, and two threads never share one current context. */
+        c = ctx_create(fns);
+        registry[registry_n].key = key;
+        registry[registry_n].ctx = c;
+        registry_n++;
+        if (c)
+            atomic_fetch_add(&c->refs, 1);
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return c;
+}
+
+void gz_gl_ctx_put(gz_gl_ctx *c)
+{
+    if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
+        return;
+    /* The last holder: the GL context is gone or not current anywhere,
+     * so its query objects went (or go) with it; what was never read is
+     * lost and counted. */
+    uint64_t lost = gz_gl_zones_unread(c);
+    if (lost)
+        gz_count_dropped_zones(c->track, lost);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+void gz_gl_ctx_retire(void *key, bool current_here)
+{
+    gz_gl_ctx *c = NULL;
+    pthread_mutex_lock(&registry_lock);
+    for (uint32_t i = 0; i < registry_n; i++)
+        if (registry[i].key == key) {
+            c = registry[i].ctx;
+            registry[i] = registry[--registry_n];
+            break;
+        }
+    pthread_mutex_unlock(&registry_lock);
+    if (!c)
+        return;
+    if (current_here)
+        gz_gl_collect_final(c);
+    atomic_store(&c->dead, true);
+    gz_gl_ctx_put(c); /* the registry's reference */
+}
+
+const gz_gl_fns *gz_gl_ctx_fns(const gz_gl_ctx *c)
+{
+    return &c->fns;
+}
+
+bool gz_gl_ctx_has_debug(const gz_gl_ctx *c)
+{
+    return c->khr_debug;
+}
+
+void gz_gl_ctx_set_name(gz_gl_ctx *c, const char *name, size_t len)
+{
+    if (!c || !name)
+        return;
+    char buf[256];
+    if (len >= sizeof buf)
+        len = sizeof buf - 1;
+    memcpy(buf, name, len);
+    buf[len] = '\0';
+    gz_track_set_name(c->track, buf);
+}
+
+/* Each entry point by its core name; on ES the timer queries are
+ * EXT_disjoint_timer_query's, so their EXT names come first there. */
+bool gz_gl_fns_resolve(gz_gl_fns *f, gz_gl_resolve_fn resolve)
+{
+    memset(f, 0, sizeof *f);
+    f->GetString = (__typeof__(f->GetString))resolve("glGetString");
+    if (!f->GetString)
+        return false;
+    const char *v = (const char *)f->GetString(GL_VERSION);
+    bool gles = v && !strncmp(v, "OpenGL ES", 9);
+#define PICK(field, core, ext)                                                       \
+    do {                                                                                   \
+        void *p_ = gles ? resolve(ext) : NULL;                                             \
+        f->field = (__typeof__(f->field))(p_ ? p_ : resolve(core));                                        \
+    } while (0)
+    PICK(GenQueries, "glGenQueries", "glGenQueriesEXT");
+    PICK(QueryCounter, "glQueryCounter", "glQueryCounterEXT");
+    PICK(GetQueryObjectiv, "glGetQueryObjectiv",
+         "glGetQueryObjectivEXT");
+    PICK(GetQueryObjectui64v, "glGetQueryObjectui64v",
+         "glGetQueryObjectui64vEXT");
+    PICK(GetQueryiv, "glGetQueryiv", "glGetQueryivEXT");
+    PICK(GetInteger64v, "glGetInteger64v", "glGetInteger64vEXT");
+#undef PICK
+    f->GetIntegerv = (__typeof__(f->GetIntegerv))resolve("glGetIntegerv");
+    f->GetStringi = (__typeof__(f->GetStringi))resolve("glGetStringi");
+    f->BindBuffer = (__typeof__(f->BindBuffer))resolve("glBindBuffer");
+    f->Flush = (__typeof__(f->Flush))resolve("glFlush");
+    return f->GenQueries && f->QueryCounter && f->GetQueryObjectiv && f->GetQueryObjectui64v &&
+           f->GetQueryiv && f->GetIntegerv && f->BindBuffer && f->Flush;
+}

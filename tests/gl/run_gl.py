@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""Runs a GL test program (glt.c) with the shim preloaded and checks the
+trace against the CPU truth the program wrote.
+
+groups: one track for the GL context; F "frame" zones (swap to swap) and F
+each of "pass A" > "inner" and "pass B" (KHR_debug groups), nested so; each
+zone begins after the host time before the call that began it and ends
+before the host time at which the CPU had read the work's result back.
+
+On llvmpipe a glQueryCounter is stamped when the rasteriser reaches it in
+the binned scene, which happens when the scene is flushed (here: when the
+program reads pixels, or swaps), not when the call was made. So begin
+times lie after the calls by however long the work waited for the flush:
+"begins after the call" holds trivially there, while durations are
+meaningful: they measure the rasterisation of the work between the two
+stamps. The checker therefore also asks that the heavy "inner" group last
+at least half of the CPU's wait for that work and much longer than the
+light "pass B" group.
+
+state: the program checks its own GL state around every wrapped call (exit
+status); the checker asks that the shim really was active (group zones in
+the trace), else that check proves nothing.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vk"))
+import gztrace  # noqa: E402
+
+# GL_TIMESTAMP on llvmpipe is CLOCK_MONOTONIC; sync points bracket it within
+# tens of microseconds. The conversion may place a time this far off.
+ERR_NS = 500_000
+
+
+def preload_for(program, shim):
+    """With shim None, only what the caller had. The shim, after the ASan runtime when the program is instrumented
+    (ASan must come first in the process), before the caller's."""
+    libs = []
+    try:
+        out = subprocess.run(["ldd", program], capture_output=True, text=True).stdout
+    except OSError:
+        out = ""
+    for line in out.splitlines():
+        if "libasan.so" in line and "=>" in line:
+            libs.append(line.split("=>")[1].split()[0])
+    if shim is None:
+        return os.environ.get("LD_PRELOAD", "")
+    libs.append(os.path.abspath(shim))
+    if os.environ.get("LD_PRELOAD"):
+        libs.append(os.environ["LD_PRELOAD"])
+    return ":".join(libs)
+
+
+def run(program, shim, args, tmp, tool=None):
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = preload_for(program, shim)
+    if tool:
+        # `gpuzones run` adds the shim itself: only the sanitizer runtime
+        # (and the caller's preloads) go in, and the tool must keep them.
+        env["LD_PRELOAD"] = ":".join(p for p in env["LD_PRELOAD"].split(":")
+                                     if p and p != os.path.abspath(shim))
+        args = ["run", "-o", os.path.join(tmp, "trace.json"), "--", program] + args
+        program = tool
+    env["GPUZONES_OUTPUT"] = os.path.join(tmp, "trace.json")
+    env["LIBGL_ALWAYS_SOFTWARE"] = "1"
+    env.setdefault("EGL_LOG_LEVEL", "fatal")
+    # Sanitized builds: the leaks of Mesa's driver are not ours (lsan.supp).
+    supp = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lsan.supp")
+    env["LSAN_OPTIONS"] = ":".join(filter(None, [env.get("LSAN_OPTIONS"), "suppressions=" + supp]))
+    p = subprocess.run([program] + args, env=env, capture_output=True, text=True, timeout=100)
+    sys.stdout.write(p.stdout)
+    sys.stderr.write(p.stderr)
+    return p.returncode, gztrace.load(env["GPUZONES_OUTPUT"])
+
+
+def fail(errors):
+    for e in errors:
+        print("FAIL:", e)
+    sys.exit(1)
+
+
+def the_track(trace, errors, prefix="GL context"):
+    tracks = [t for t in trace.gpu_tracks() if trace.gpu_zones(tid=t)]
+    if len(tracks) != 1:
+        errors.append("want 1 GPU track with zones, got %d" % len(tracks))
+        return None
+    tid = tracks[0]
+    name = trace.thread_names().get(tid) or ""
+    if not name.startswith(prefix):
+        errors.append("track is named %r, want %r…" % (name, prefix))
+    errors.extend(trace.nesting_errors(tid))
+    return tid
+
+
+def check_groups(trace, truth, errors):
+    frames = [e for e in truth if e["ev"] == "frame"]
+    start = next(e["ns"] for e in truth if e["ev"] == "current")
+    finish = next(e["ns"] for e in truth if e["ev"] == "finish")
+    n = len(frames)
+    tid = the_track(trace, errors)
+    if tid is None:
+        return
+    trace.build_tree(tid)
+    by = {}
+    for z in trace.gpu_zones(tid=tid):
+        by.setdefault(z["name"], []).append(z)
+    for name in by:
+        by[name].sort(key=lambda z: z["_ts"])
+    want_names = {"frame", "pass A", "inner", "pass B"}
+    if set(by) != want_names:
+        errors.append("zone names %s, want %s" % (sorted(by), sorted(want_names)))
+        return
+    for name, zs in by.items():
+        if len(zs) != n:
+            errors.append("%d %r zones, want %d" % (len(zs), name, n))
+            return
+    ratios = []
+    levels = {"frame": "submit", "pass A": "label", "inner": "label", "pass B": "label"}
+    parents = {"frame": None, "pass A": "frame", "inner": "pass A", "pass B": "frame"}
+    for i, fr in enumerate(frames):
+        for name in want_names:
+            z = by[name][i]
+            where = "frame %d: %s" % (i, gztrace.describe(z))
+            if z.get("args", {}).get("level") != levels[name]:
+                errors.append("%s: level %r, want %r" % (where, z.get("args", {}).get("level"), levels[name]))
+            parent = z.get("_parent")
+            if (parent["name"] if parent else None) != parents[name]:
+                errors.append("%s: parent %s, want %s" % (where, parent and parent["name"], parents[name]))
+            elif parent is not None and parent is not by[parents[name]][i]:
+                errors.append("%s: nested in another frame's %s" % (where, parents[name]))
+            if name == "frame":
+                began = start if i == 0 else frames[i - 1]["swap_begin"]
+                done = frames[i + 1]["read"] if i + 1 < n else finish
+            else:
+                began = fr["push"][name]
+                done = fr["read"]
+            if z["_ts"] < began - ERR_NS:
+                errors.append("%s begins %.3f ms before the CPU call that began it"
+                              % (where, (began - z["_ts"]) / 1e6))
+            if z["_end"] > done + ERR_NS:
+                errors.append("%s ends %.3f ms after the CPU had read its result"
+                              % (where, (z["_end"] - done) / 1e6))
+        inner, light = by["inner"][i], by["pass B"][i]
+        wait = fr["read"] - fr["push"]["pass B"]
+        print("frame %d: frame %.3f ms, pass A %.3f ms, inner %.3f ms, pass B %.3f ms; "
+              "CPU wait for the result %.3f ms"
+              % (i, by["frame"][i]["_dur"] / 1e6, by["pass A"][i]["_dur"] / 1e6,
+                 inner["_dur"] / 1e6, light["_dur"] / 1e6, wait / 1e6))
+        ratios.append((inner["_dur"], light["_dur"], wait))
+    # Medians over the frames: one frame's light pass may be descheduled on
+    # a loaded machine (2 shared cores), which says nothing about us.
+    if ratios:
+        med = lambda xs: sorted(xs)[len(xs) // 2]
+        heavy, light, wait = (med([r[k] for r in ratios]) for k in range(3))
+        if heavy < wait / 2:
+            errors.append("the heavy group lasts %.3f ms (median), less than half the CPU's "
+                          "%.3f ms wait for it" % (heavy / 1e6, wait / 1e6))
+        if heavy < 4 * light:
+            errors.append("the heavy group (%.3f ms, median) is not much longer than the "
+                          "light one (%.3f ms)" % (heavy / 1e6, light / 1e6))
+
+
+def check_macros(trace, truth, with_shim, errors):
+    """TracyGpu* zones: names, source locations, nesting, causality; on the
+    shim's track (one track per GL context) when the shim is active."""
+    frames = [e for e in truth if e["ev"] == "frame"]
+    lines = next(e for e in truth if e["ev"] == "lines")
+    n = len(frames)
+    tid = the_track(trace, errors, "glt macros")
+    if tid is None:
+        return
+    track_name = trace.thread_names().get(tid)
+    if track_name != "glt macros":
+        errors.append("track named %r, want 'glt macros' (TracyGpuContextName)" % track_name)
+    trace.build_tree(tid)
+    by = {}
+    for z in trace.gpu_zones(tid=tid):
+        by.setdefault(z["name"], []).append(z)
+    for zs in by.values():
+        zs.sort(key=lambda z: z["_ts"])
+    want = {"scene": n, "heavy": n, "transient 0": (n + 1) // 2, "transient 1": n // 2,
+            "explicit": n}
+    if with_shim:
+        want.update({"frame": n, "pass A": n})
+    got = {k: len(v) for k, v in by.items()}
+    if got != want:
+        errors.append("zone counts %s, want %s" % (got, want))
+        return
+    group = "pass A" if with_shim else "scene"
+    parents = {"scene": "frame" if with_shim else None, "heavy": group, "explicit": group,
+               "transient 0": group, "transient 1": group}
+    for name, zs in by.items():
+        if name in ("frame", "pass A"):
+            continue
+        key = "transient" if name.startswith("transient") else name
+        for z in zs:
+            args = z.get("args", {})
+            where = gztrace.describe(z)
+            if args.get("level") != "zone":
+                errors.append("%s: level %r, want 'zone'" % (where, args.get("level")))
+            if args.get("function") != lines["function"] or not str(args.get("file", "")).endswith("glt.c") \
+                    or args.get("line") != lines[key]:
+                errors.append("%s: source location %s:%s in %s, want glt.c:%d in %s"
+                              % (where, args.get("file"), args.get("line"), args.get("function"),
+                                 lines[key], lines["function"]))
+            if name == "heavy" and args.get("color") != "#ff0000":
+                errors.append("%s: color %r, want #ff0000" % (where, args.get("color")))
+            parent = z.get("_parent")
+            if (parent["name"] if parent else None) != parents[name]:
+                errors.append("%s: parent %s, want %s" % (where, parent and parent["name"], parents[name]))
+    for i, fr in enumerate(frames):
+        for name in ("scene", "heavy", "explicit"):
+            z = by[name][i]
+            if z["_ts"] < fr["begin"] - ERR_NS or z["_end"] > fr["read"] + ERR_NS:
+                errors.append("frame %d: %s outside [%d, %d], the CPU's begin and read"
+                              % (i, gztrace.describe(z), fr["begin"], fr["read"]))
+        print("frame %d: scene %.3f ms, heavy %.3f ms" % (i, by["scene"][i]["_dur"] / 1e6,
+                                                         by["heavy"][i]["_dur"] / 1e6))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--program", required=True)
+    ap.add_argument("--shim", required=True)
+    ap.add_argument("--mode", choices=["groups", "state", "macros"], required=True)
+    ap.add_argument("--no-shim", action="store_true", help="run without the shim (macros)")
+    ap.add_argument("--tool", help="run through `gpuzones run` (groups)")
+    ap.add_argument("--frames", type=int, default=6)
+    ap.add_argument("--heavy", type=int, default=1000)
+    a = ap.parse_args()
+    errors = []
+    with tempfile.TemporaryDirectory() as tmp:
+        if a.mode == "groups":
+            truth_path = os.path.join(tmp, "truth.jsonl")
+            rc, trace = run(a.program, a.shim, ["groups", truth_path, str(a.frames), str(a.heavy)],
+                            tmp, a.tool)
+            if rc != 0:
+                fail(["program exited with %d" % rc])
+            with open(truth_path) as f:
+                truth = [json.loads(line) for line in f]
+            check_groups(trace, truth, errors)
+        elif a.mode == "macros":
+            truth_path = os.path.join(tmp, "truth.jsonl")
+            rc, trace = run(a.program, None if a.no_shim else a.shim,
+                            ["macros", truth_path, str(a.frames), str(a.heavy)], tmp)
+            if rc != 0:
+                fail(["program exited with %d" % rc])
+            with open(truth_path) as f:
+                truth = [json.loads(line) for line in f]
+            check_macros(trace, truth, not a.no_shim, errors)
+        else:
+            rc, trace = run(a.program, a.shim, ["state"], tmp)
+            if rc != 0:
+                errors.append("the program saw GL state change across a wrapped call (exit %d)" % rc)
+            tid = the_track(trace, errors)
+            if tid is not None:
+                names = {z["name"] for z in trace.gpu_zones(tid=tid)}
+                if not {"outer", "inner", "frame"} <= names:
+                    errors.append("the shim was not active: zones %s" % sorted(names))
+    if errors:
+        fail(errors)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
