@@ -190,6 +190,12 @@ bool gz_cl_queue_add(gz_cl_queue *q, cl_event ev, uint32_t name, bool srcloc, un
     return ok;
 }
 
+void gz_cl_queue_count_drop(gz_cl_queue *q)
+{
+    if (q)
+        gz_count_dropped_zones(q->track, 1);
+}
+
 static bool profile(gz_cl_queue *q, cl_event ev, cl_profiling_info what, uint64_t *out)
 {
     cl_ulong v = 0;

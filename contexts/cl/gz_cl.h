@@ -46,6 +46,8 @@ GZ_EXPORT void gz_cl_queue_release(gz_cl_queue *q);
  * the client stopped): the reference is then still the caller's. */
 GZ_EXPORT bool gz_cl_queue_add(gz_cl_queue *q, cl_event ev, uint32_t name, bool srcloc,
                                unsigned kind, uint64_t before_ns, uint64_t after_ns);
+/* A zone lost before it reached the context (counted on its track). */
+GZ_EXPORT void gz_cl_queue_count_drop(gz_cl_queue *q);
 /* Reads what has completed now (the host just saw work complete, at a
  * clFinish or a wait). Never waits. */
 GZ_EXPORT void gz_cl_queue_collect(gz_cl_queue *q);
