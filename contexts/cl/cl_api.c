@@ -78,10 +78,18 @@ gpuzones_cl_zone gpuzones_cl_zone_begin(gpuzones_cl_ctx *ctx, uint32_t srcloc, i
     return z;
 }
 
+/* The reference is taken here, while the event is certainly alive: the
+ * program may release its own before the zone's scope ends. */
 void gpuzones_cl_zone_set_event(gpuzones_cl_zone *zone, cl_event event)
 {
-    if (zone && zone->ctx)
-        zone->event = event;
+    if (!zone || !zone->ctx || !event)
+        return;
+    gpuzones_cl_ctx *c = zone->ctx;
+    if (c->retain_event(event) != CL_SUCCESS)
+        return;
+    if (zone->event)
+        c->release_event(zone->event);
+    zone->event = event;
 }
 
 void gpuzones_cl_zone_end(gpuzones_cl_zone *zone)
@@ -97,9 +105,8 @@ void gpuzones_cl_zone_end(gpuzones_cl_zone *zone)
         return;
     }
     uint64_t end_ns = gz_host_now_ns();
-    if (c->retain_event(zone->event) != CL_SUCCESS)
-        return;
     if (!gz_cl_queue_add(c->q, zone->event, zone->srcloc, true, GZ_ZONE_EXPLICIT, zone->begin_ns,
                          end_ns))
         c->release_event(zone->event);
+    zone->event = NULL;
 }

@@ -13,8 +13,10 @@
  *   TracyCLDestroy(ctx);
  *
  * Queues need CL_QUEUE_PROFILING_ENABLE (the layer forces it when it is
- * loaded). The zone holds a reference to its event until it is read back,
- * so the program may release the event at any time. Results are read back
+ * loaded). From TracyCLZoneSetEvent on, the zone holds a reference to the
+ * event until it is read back, so the program may release its own at any
+ * time (without the layer, the event's CL_EVENT_REFERENCE_COUNT shows that
+ * reference meanwhile). Results are read back
  * without waiting, by the worker or at TracyCLCollect; zones carry their
  * source location (function, file, line).
  *

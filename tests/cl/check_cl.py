@@ -7,7 +7,8 @@ compares the trace with the program's CPU truth (see clt_main.c).
 Checks, per kernel: a zone named after it on its queue's track, beginning
 after the host time before its enqueue call and ending before the host saw
 it complete (within SLACK_NS, the clock model's error allowance), and for
-the kernels that ran alone, a duration within 25 % of their known time.
+the "hold" kernels (they run until the host stops them 60 ms after their
+enqueue call), a zone ending after that and lasting within 25 % of it.
 Behaviour: same results, the queues' CL_QUEUE_PROPERTIES as asked, the same
 CL_EVENT_REFERENCE_COUNT with and without the layer, every event the layer
 held given back, one zone per enqueued command.
@@ -44,7 +45,10 @@ def parse_truth(path):
                 t["queue"][int(w[1])] = (int(w[2]), int(w[3]))
             elif w[0] == "kernel":
                 t["kernel"].append({"name": w[1], "queue": int(w[2]), "before": int(w[3]),
-                                    "seen": int(w[4]), "alone": w[5] == "1"})
+                                    "seen": int(w[4]), "stopped": None})
+            elif w[0] == "hold":
+                t["kernel"].append({"name": "hold", "queue": int(w[1]), "before": int(w[2]),
+                                    "seen": int(w[3]), "stopped": int(w[4])})
             elif w[0] == "command":
                 t["command"].append((w[1], int(w[2])))
             elif w[0] == "refcount":
@@ -83,9 +87,11 @@ def main():
         if rc != 0:
             print("program failed without the layer (%d):\n%s" % (rc, out))
             return 2
+        # ocl-icd: the first layer listed is nearest the driver, so the
+        # fault layer goes first, below ours.
         layers = [os.path.abspath(args.layer)]
         if args.fault_layer:
-            layers.append(os.path.abspath(args.fault_layer))
+            layers.insert(0, os.path.abspath(args.fault_layer))
         env["OPENCL_LAYERS"] = ":".join(layers)
         trace_path = os.path.join(tmp, "trace.json")
         env["GPUZONES_OUTPUT"] = trace_path
@@ -148,16 +154,19 @@ def main():
                   "%s begins %.1f us before its enqueue call" % (gztrace.describe(z), (k["before"] - z["_ts"]) / 1e3))
             check(z["_end"] <= k["seen"] + SLACK_NS,
                   "%s ends %.1f us after the host saw it complete" % (gztrace.describe(z), (z["_end"] - k["seen"]) / 1e3))
-            if k["alone"]:
-                known = k["seen"] - k["before"]
+            if k["stopped"]:
+                known = k["stopped"] - k["before"]
                 ratio = z["_dur"] / known
                 durations.append("%.2f/%.2f ms" % (z["_dur"] / 1e6, known / 1e6))
+                check(z["_end"] >= k["stopped"] - SLACK_NS,
+                      "%s ends before the host stopped it" % gztrace.describe(z))
                 check(abs(ratio - 1) <= DURATION_TOLERANCE,
                       "%s lasts %.1f %% of its known time %.3f ms" % (gztrace.describe(z), 100 * ratio, known / 1e6))
     for name, n in t1["command"]:
         check(trace.gpu_zones(tid=tid_of[n], name=name), "no %s zone on queue %d" % (name, n))
 
-    print("timed kernels (zone/known): " + ", ".join(durations))
+    check(len(durations) == 3, "%d hold kernels checked, expected 3" % len(durations))
+    print("hold kernels (zone/known): " + ", ".join(durations))
     if errors:
         print("\n".join("FAIL: " + e for e in errors))
         return 1

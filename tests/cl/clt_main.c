@@ -6,10 +6,12 @@
  * Truth lines (host times are CLOCK_MONOTONIC ns):
  *   queue N ASKED GOT        queue N (creation order) was asked for properties
  *                            ASKED and clGetCommandQueueInfo answered GOT
- *   kernel NAME N BEFORE SEEN WINDOW
+ *   kernel NAME N BEFORE SEEN
  *                            a kernel on queue N enqueued after BEFORE, seen
- *                            complete by SEEN; WINDOW > 0: it ran alone and
- *                            BEFORE..SEEN is its known time
+ *                            complete by SEEN
+ *   hold N BEFORE SEEN STOPPED
+ *                            a "hold" kernel on queue N that ran until
+ *                            after STOPPED, HOLD_NS after BEFORE
  *   command NAME N           another command (a zone named NAME expected)
  *   refcount WHAT N          CL_EVENT_REFERENCE_COUNT of one of our events
  *                            (pending-*: while it cannot have run; the
@@ -18,7 +20,7 @@
  *   enqueues N               commands enqueued in all
  *
  * Phases: an in-order queue (NULL and non-NULL events, blocking read,
- * kernels timed alone), an out-of-order queue (two kernels and a marker
+ * kernels of known duration), an out-of-order queue (two kernels and a marker
  * waited for together), and two threads with a queue each. */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
@@ -34,6 +36,7 @@
 
 #define N 4096
 #define SPIN_TARGET_NS 40000000ull
+#define HOLD_NS 60000000ull
 
 static const char *source =
     "__kernel void spin(__global uint *out, uint n) {\n"
@@ -43,6 +46,9 @@ static const char *source =
     "}\n"
     "__kernel void add(__global const float *a, __global const float *b, __global float *c) {\n"
     "  size_t i = get_global_id(0); c[i] = a[i] + b[i];\n"
+    "}\n"
+    "__kernel void hold(volatile __global uint *f) {\n"
+    "  while (atomic_add(&f[0], 0u) == 0u) {}\n"
     "}\n"
     "__kernel void scale(__global float *a, float k) {\n"
     "  size_t i = get_global_id(0); a[i] *= k;\n"
@@ -146,7 +152,7 @@ static void record_settled_refcount(const char *what, cl_event ev)
 
 /* One spin kernel (one work item) on q, waited for with clFinish. */
 static uint64_t spin_once(cl_command_queue q, unsigned qn, cl_kernel k, cl_mem out, cl_uint iters,
-                          bool alone, cl_event *ev)
+                          cl_event *ev)
 {
     size_t one = 1;
     CHECK(clSetKernelArg(k, 0, sizeof out, &out));
@@ -156,9 +162,40 @@ static uint64_t spin_once(cl_command_queue q, unsigned qn, cl_kernel k, cl_mem o
     counted();
     CHECK(clFinish(q));
     uint64_t seen = now_ns();
-    say("kernel spin %u %llu %llu %d\n", qn, (unsigned long long)before, (unsigned long long)seen,
-        alone);
+    say("kernel spin %u %llu %llu\n", qn, (unsigned long long)before, (unsigned long long)seen);
     return seen - before;
+}
+
+/* A kernel of known duration on a loaded machine too: it runs until the
+ * host, HOLD_NS after the enqueue call, tells it to stop through memory
+ * they share (pocl's CPU device uses a USE_HOST_PTR buffer in place). Its
+ * end is after that moment, so its zone must end after STOPPED and last
+ * about STOPPED - BEFORE: pocl stamps START within a millisecond of the
+ * enqueue even on a busy machine (measured here), while its threads may
+ * start running the kernel tens of ms later. */
+static void hold_once(cl_command_queue q, unsigned qn, cl_kernel k, cl_event *ev)
+{
+    static cl_uint flags[32] __attribute__((aligned(128)));
+    cl_int err;
+    __atomic_store_n(&flags[0], 0, __ATOMIC_SEQ_CST);
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, sizeof flags, flags,
+                              &err);
+    CHECK(err);
+    CHECK(clSetKernelArg(k, 0, sizeof m, &m));
+    size_t one = 1;
+    uint64_t before = now_ns();
+    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &one, NULL, 0, NULL, ev));
+    counted();
+    CHECK(clFlush(q));
+    struct timespec t = {0, (long)HOLD_NS};
+    nanosleep(&t, NULL);
+    uint64_t stopped = now_ns();
+    __atomic_store_n(&flags[0], 1, __ATOMIC_SEQ_CST);
+    CHECK(clFinish(q));
+    uint64_t seen = now_ns();
+    say("hold %u %llu %llu %llu\n", qn, (unsigned long long)before, (unsigned long long)seen,
+        (unsigned long long)stopped);
+    clReleaseMemObject(m);
 }
 
 static void phase_in_order(cl_command_queue q)
@@ -173,7 +210,7 @@ static void phase_in_order(cl_command_queue q)
     /* Size the spin kernel to about SPIN_TARGET_NS (the first run also
      * compiles whatever pocl compiles lazily: not a timed one). */
     for (int i = 0; i < 3; i++) {
-        uint64_t t = spin_once(q, 1, spin, s, spin_iters, false, NULL);
+        uint64_t t = spin_once(q, 1, spin, s, spin_iters, NULL);
         if (t > 0)
             spin_iters = (cl_uint)((double)spin_iters * (double)SPIN_TARGET_NS / (double)t);
         if (spin_iters < 1000)
@@ -193,20 +230,31 @@ static void phase_in_order(cl_command_queue q)
     uint64_t seen = now_ns();
     enqueues += 4;
     (void)before;
-    say("kernel add 1 %llu %llu 0\n", (unsigned long long)kbefore, (unsigned long long)seen);
+    say("kernel add 1 %llu %llu\n", (unsigned long long)kbefore, (unsigned long long)seen);
     say("command WriteBuffer 1\ncommand ReadBuffer 1\n");
     int ok = 1;
     for (int i = 0; i < N; i++)
         ok &= hc[i] == 3.0f * (float)i;
     say("result add %d\n", ok);
 
-    /* Timed spins, alone on the device, with an event of our own. */
+    /* Spins with an event of our own. */
     for (int i = 0; i < 3; i++) {
         cl_event ev;
-        spin_once(q, 1, spin, s, spin_iters, true, &ev);
+        spin_once(q, 1, spin, s, spin_iters, &ev);
         record_settled_refcount("spin", ev);
         CHECK(clReleaseEvent(ev));
     }
+    /* Kernels of known duration, one with an event of ours, two without. */
+    cl_kernel hold = kernel("hold");
+    for (int i = 0; i < 3; i++) {
+        cl_event ev;
+        hold_once(q, 1, hold, i == 0 ? &ev : NULL);
+        if (i == 0) {
+            record_settled_refcount("hold", ev);
+            CHECK(clReleaseEvent(ev));
+        }
+    }
+    clReleaseKernel(hold);
     cl_uint got = 0;
     CHECK(clEnqueueReadBuffer(q, s, CL_TRUE, 0, 4, &got, 0, NULL, NULL));
     counted();
@@ -255,7 +303,7 @@ static void phase_out_of_order(cl_command_queue q)
     enqueues += 3;
     CHECK(clWaitForEvents(3, ev));
     uint64_t seen = now_ns();
-    say("kernel scale 2 %llu %llu 0\nkernel add 2 %llu %llu 0\ncommand Marker 2\n",
+    say("kernel scale 2 %llu %llu\nkernel add 2 %llu %llu\ncommand Marker 2\n",
         (unsigned long long)before, (unsigned long long)seen, (unsigned long long)before,
         (unsigned long long)seen);
     record_settled_refcount("scale", ev[0]);
@@ -294,7 +342,7 @@ static void *thread_main(void *p)
     cl_mem s = buffer(4);
     cl_uint iters = spin_iters / 4;
     for (int i = 0; i < 3; i++)
-        spin_once(t->q, t->qn, spin, s, iters, false, NULL);
+        spin_once(t->q, t->qn, spin, s, iters, NULL);
     cl_uint got = 0;
     CHECK(clEnqueueReadBuffer(t->q, s, CL_TRUE, 0, 4, &got, 0, NULL, NULL));
     counted();
