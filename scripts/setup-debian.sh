@@ -9,6 +9,7 @@ libvulkan-dev glslc
 mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
 clang libclang-rt-14-dev
 libepoxy-dev libegl-dev libgl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri
+ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
 "
 
 missing=""

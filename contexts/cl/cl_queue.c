@@ -1,0 +1,330 @@
+/* A command queue's timeline: the commands handed over with their events,
+ * read back from the worker (or at the application's own blocking calls)
+ * once the event says CL_COMPLETE, never by waiting.
+ *
+ * Clock: profiling values are ns (period 1, 64 bits) in the device's own
+ * clock. pocl stamps CLOCK_MONOTONIC_RAW (measured here: QUEUED lies
+ * inside a MONOTONIC_RAW bracket of the enqueue call, ~190 ms away from
+ * CLOCK_MONOTONIC), so the values go to the client as GPU ticks and its
+ * model fits offset and drift against our CLOCK_MONOTONIC host times from:
+ *  - sync points: QUEUED is stamped inside the enqueue call, so the host
+ *    times around that call bracket it;
+ *  - causality bounds: START >= host time before the enqueue call, END <=
+ *    host time the event was seen complete;
+ *  - clGetDeviceAndHostTimer pairs where the device has them and its host
+ *    timer is one of our clocks (pocl: CL_INVALID_OPERATION). */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gz_calibration.h"
+#include "gz_cl_internal.h"
+
+#define MAX_PENDING 4096u
+/* A bracket wider than this says little about the clock. */
+#define SYNC_MAX_WIDTH_NS 500000ull
+/* Sync points per queue at most this often: the model needs a few, not
+ * one per command. */
+#define SYNC_EVERY_NS 20000000ull
+#define TIMER_EVERY_NS 500000000ull
+
+typedef struct pending {
+    cl_event ev;
+    uint32_t name;
+    uint8_t flags; /* kind and GZ_ITEM_F_SRCLOC, as in the zone item */
+    uint64_t before_ns, after_ns;
+} pending;
+
+struct gz_cl_queue {
+    gz_cl_fns fns;
+    cl_device_id device;
+    uint16_t track;
+    pthread_mutex_t lock;
+    pending *p;
+    uint32_t n;
+    uint64_t last_sync_ns;
+    uint64_t last_timer_ns;
+    bool timer_ok;
+    bool released;
+    gz_cl_queue *next;
+};
+
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+static gz_cl_queue *queues;
+static bool collector_added;
+static bool stopped;
+
+static void collect_worker(void *user, bool final);
+
+/* clGetDeviceAndHostTimer: a calibrated pair when the host value lies in
+ * our CLOCK_MONOTONIC bracket (or in the MONOTONIC_RAW one, translated). */
+static void timer_sample(gz_cl_queue *q, uint64_t now)
+{
+    if (!q->timer_ok || now - q->last_timer_ns < TIMER_EVERY_NS)
+        return;
+    q->last_timer_ns = now;
+    cl_ulong dev = 0, host = 0;
+    uint64_t b = gz_host_now_ns(), braw = gz_host_now_raw_ns();
+    cl_int err = q->fns.GetDeviceAndHostTimer(q->device, &dev, &host);
+    uint64_t araw = gz_host_now_raw_ns(), a = gz_host_now_ns();
+    if (err != CL_SUCCESS) {
+        static int once;
+        gz_log_once(&once,
+                    "opencl: clGetDeviceAndHostTimer failed (error %d): calibrating from "
+                    "enqueue sync points instead",
+                    (int)err);
+        q->timer_ok = false;
+        return;
+    }
+    uint64_t host_ns;
+    if (host >= b && host <= a) {
+        host_ns = host;
+    } else if (host >= braw && host <= araw) {
+        host_ns = b + (host - braw);
+    } else {
+        static int once;
+        gz_log_once(&once,
+                    "opencl: the device's host timer is neither CLOCK_MONOTONIC nor "
+                    "CLOCK_MONOTONIC_RAW: calibrating from enqueue sync points instead");
+        q->timer_ok = false;
+        return;
+    }
+    gz_item it = {.type = GZ_ITEM_CALIB,
+                  .flags = GZ_CALIB_CALIBRATED,
+                  .track = q->track,
+                  .calib = {.ticks = dev, .host_ns = host_ns, .deviation_ns = (a - b + 1) / 2}};
+    gz_emit(&it);
+}
+
+gz_cl_queue *gz_cl_queue_new(const gz_cl_fns *fns, cl_device_id device, const char *label)
+{
+    if (!gz_client_start())
+        return NULL;
+    gz_cl_queue *q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    q->p = malloc(MAX_PENDING * sizeof *q->p);
+    if (!q->p) {
+        free(q);
+        return NULL;
+    }
+    q->fns = *fns;
+    q->device = device;
+    char dev_name[128] = "OpenCL device";
+    size_t got = 0;
+    if (fns->GetDeviceInfo(device, CL_DEVICE_NAME, sizeof dev_name, dev_name, &got) !=
+            CL_SUCCESS ||
+        got == 0)
+        strcpy(dev_name, "OpenCL device");
+    dev_name[sizeof dev_name - 1] = 0;
+    char name[256];
+    snprintf(name, sizeof name, "%s %s", dev_name, label ? label : "");
+    q->track = gz_track_new(GZ_API_OPENCL, name, 1.0, 64, 0);
+    if (!q->track) {
+        free(q->p);
+        free(q);
+        return NULL;
+    }
+    pthread_mutex_init(&q->lock, NULL);
+    q->timer_ok = fns->GetDeviceAndHostTimer != NULL;
+    timer_sample(q, gz_host_now_ns());
+
+    pthread_mutex_lock(&list_lock);
+    if (!collector_added) {
+        gz_collector_add(collect_worker, NULL);
+        collector_added = true;
+    }
+    q->next = queues;
+    queues = q;
+    pthread_mutex_unlock(&list_lock);
+    return q;
+}
+
+void gz_cl_queue_set_name(gz_cl_queue *q, const char *name, size_t len)
+{
+    if (!q || !name)
+        return;
+    char buf[256];
+    if (len >= sizeof buf)
+        len = sizeof buf - 1;
+    memcpy(buf, name, len);
+    buf[len] = 0;
+    gz_track_set_name(q->track, buf);
+}
+
+void gz_cl_queue_release(gz_cl_queue *q)
+{
+    if (!q)
+        return;
+    pthread_mutex_lock(&q->lock);
+    q->released = true;
+    pthread_mutex_unlock(&q->lock);
+}
+
+bool gz_cl_queue_add(gz_cl_queue *q, cl_event ev, uint32_t name, bool srcloc, unsigned kind,
+                     uint64_t before_ns, uint64_t after_ns)
+{
+    if (!q || !ev)
+        return false;
+    pthread_mutex_lock(&q->lock);
+    bool ok = !__atomic_load_n(&stopped, __ATOMIC_RELAXED) && q->n < MAX_PENDING;
+    if (ok) {
+        q->p[q->n++] = (pending){
+            .ev = ev,
+            .name = name,
+            .flags = (uint8_t)((kind << GZ_ITEM_KIND_SHIFT) | (srcloc ? GZ_ITEM_F_SRCLOC : 0)),
+            .before_ns = before_ns,
+            .after_ns = after_ns,
+        };
+        gz_cl_holds_add(ev);
+    }
+    pthread_mutex_unlock(&q->lock);
+    if (!ok) {
+        static int once;
+        gz_log_once(&once, "opencl: %u commands are waiting for readback on one queue: "
+                           "further commands get no zones until some complete",
+                    MAX_PENDING);
+        gz_count_dropped_zones(q->track, 1);
+    }
+    return ok;
+}
+
+void gz_cl_queue_count_drop(gz_cl_queue *q)
+{
+    if (q)
+        gz_count_dropped_zones(q->track, 1);
+}
+
+static bool profile(gz_cl_queue *q, cl_event ev, cl_profiling_info what, uint64_t *out)
+{
+    cl_ulong v = 0;
+    if (q->fns.GetEventProfilingInfo(ev, what, sizeof v, &v, NULL) != CL_SUCCESS)
+        return false;
+    *out = v;
+    return true;
+}
+
+static void give_back(gz_cl_queue *q, cl_event ev)
+{
+    gz_cl_holds_remove(ev);
+    q->fns.ReleaseEvent(ev);
+}
+
+/* One completed command: its clock information, then its zone. */
+static void emit_command(gz_cl_queue *q, const pending *p, uint64_t seen_ns)
+{
+    uint64_t queued, start, end;
+    if (!profile(q, p->ev, CL_PROFILING_COMMAND_QUEUED, &queued) ||
+        !profile(q, p->ev, CL_PROFILING_COMMAND_START, &start) ||
+        !profile(q, p->ev, CL_PROFILING_COMMAND_END, &end)) {
+        static int once;
+        gz_log_once(&once, "opencl: an event has no profiling information (queue created "
+                           "without profiling?): its zone is dropped");
+        gz_count_dropped_zones(q->track, 1);
+        return;
+    }
+    gz_item it[4];
+    uint32_t n = 0;
+    uint64_t width = p->after_ns - p->before_ns;
+    if (width <= SYNC_MAX_WIDTH_NS &&
+        (!q->last_sync_ns || p->before_ns >= q->last_sync_ns + SYNC_EVERY_NS)) {
+        q->last_sync_ns = p->before_ns;
+        it[n++] = (gz_item){.type = GZ_ITEM_CALIB,
+                            .flags = GZ_CALIB_SYNC_POINT,
+                            .track = q->track,
+                            .calib = {.ticks = queued,
+                                      .host_ns = p->before_ns + width / 2,
+                                      .deviation_ns = (width + 1) / 2}};
+    }
+    it[n++] = (gz_item){.type = GZ_ITEM_GPU_BOUND,
+                        .flags = GZ_ITEM_F_NOT_BEFORE,
+                        .track = q->track,
+                        .bound = {.ticks = start, .host_ns = p->before_ns}};
+    it[n++] = (gz_item){.type = GZ_ITEM_GPU_BOUND,
+                        .flags = GZ_ITEM_F_NOT_AFTER,
+                        .track = q->track,
+                        .bound = {.ticks = end, .host_ns = seen_ns}};
+    it[n++] = (gz_item){.type = GZ_ITEM_GPU_ZONE,
+                        .flags = p->flags,
+                        .track = q->track,
+                        .name = p->name,
+                        .zone = {.begin_ticks = start, .end_ticks = end}};
+    if (!gz_emit_n(it, n))
+        gz_count_dropped_zones(q->track, 1);
+}
+
+/* Reads every completed command; final: gives the rest up. Out-of-order
+ * queues complete in any order, so every entry is looked at. */
+static void collect_locked(gz_cl_queue *q, bool final)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < q->n; i++) {
+        pending *p = &q->p[i];
+        cl_int status = CL_QUEUED;
+        cl_int err = q->fns.GetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                         sizeof status, &status, NULL);
+        if (err == CL_SUCCESS && status == CL_COMPLETE) {
+            emit_command(q, p, gz_host_now_ns());
+        } else if (err == CL_SUCCESS && status > CL_COMPLETE && !final) {
+            q->p[kept++] = *p;
+            continue;
+        } else {
+            /* failed command, unreadable event, or still running at exit */
+            gz_count_dropped_zones(q->track, 1);
+        }
+        give_back(q, p->ev);
+    }
+    q->n = kept;
+    if (!final)
+        timer_sample(q, gz_host_now_ns());
+}
+
+void gz_cl_queue_collect(gz_cl_queue *q)
+{
+    if (!q)
+        return;
+    pthread_mutex_lock(&q->lock);
+    collect_locked(q, false);
+    pthread_mutex_unlock(&q->lock);
+}
+
+static void collect_list(bool final)
+{
+    pthread_mutex_lock(&list_lock);
+    if (final)
+        __atomic_store_n(&stopped, true, __ATOMIC_RELAXED);
+    for (gz_cl_queue **pq = &queues; *pq;) {
+        gz_cl_queue *q = *pq;
+        pthread_mutex_lock(&q->lock);
+        collect_locked(q, final);
+        bool done = q->released && q->n == 0;
+        pthread_mutex_unlock(&q->lock);
+        if (done) {
+            *pq = q->next;
+            pthread_mutex_destroy(&q->lock);
+            free(q->p);
+            free(q);
+        } else {
+            pq = &q->next;
+        }
+    }
+    pthread_mutex_unlock(&list_lock);
+    if (final) {
+        uint64_t taken, returned;
+        gz_cl_holds_totals(&taken, &returned);
+        if (taken != returned)
+            gz_log("opencl: %llu of %llu event references were not given back at exit",
+                   (unsigned long long)(taken - returned), (unsigned long long)taken);
+    }
+}
+
+void gz_cl_collect_all(void)
+{
+    collect_list(false);
+}
+
+static void collect_worker(void *user, bool final)
+{
+    collect_list(final);
+}
