@@ -52,7 +52,6 @@ struct gz_cl_queue {
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static gz_cl_queue *queues;
-static bool collector_added;
 static bool stopped;
 
 static void collect_worker(void *user, bool final);
@@ -97,6 +96,11 @@ static void timer_sample(gz_cl_queue *q, uint64_t now)
     gz_emit(&it);
 }
 
+static void add_collector(void)
+{
+    gz_collector_add(collect_worker, NULL);
+}
+
 gz_cl_queue *gz_cl_queue_new(const gz_cl_fns *fns, cl_device_id device, const char *label)
 {
     if (!gz_client_start())
@@ -130,11 +134,12 @@ gz_cl_queue *gz_cl_queue_new(const gz_cl_fns *fns, cl_device_id device, const ch
     q->timer_ok = fns->GetDeviceAndHostTimer != NULL;
     timer_sample(q, gz_host_now_ns());
 
+    /* The collector is registered once, and outside list_lock: the worker
+     * holds the client's collector lock while a collector takes list_lock,
+     * so taking them in the other order here could deadlock. */
+    static pthread_once_t collector_once = PTHREAD_ONCE_INIT;
+    pthread_once(&collector_once, add_collector);
     pthread_mutex_lock(&list_lock);
-    if (!collector_added) {
-        gz_collector_add(collect_worker, NULL);
-        collector_added = true;
-    }
     q->next = queues;
     queues = q;
     pthread_mutex_unlock(&list_lock);
