@@ -60,6 +60,7 @@ struct gz_vk_cmdbuf {
     uint32_t name; /* interned debug name, 0 = none */
     uint32_t default_name; /* "VkCommandBuffer 0x…", interned on first submit */
     gz_vk_recording *rec;
+    bool recording; /* atomic: between vkBegin- and vkEndCommandBuffer */
 };
 
 /* What a slot's timestamp is followed by in its batch. */
@@ -222,6 +223,9 @@ typedef struct gz_vk_queue_share {
 void gz_vk_registry_add(gz_vk_queue *q);
 void gz_vk_registry_remove(gz_vk_queue *q);
 bool gz_vk_queue_find(VkQueue handle, gz_vk_queue_share *out);
+/* Whether the layer saw cb begin and not end: 1 recording, 0 not, -1 the
+ * layer does not track it (or is not loaded). */
+int gz_vk_cmdbuf_recording(VkCommandBuffer cb);
 
 /* vk_queue.c */
 gz_vk_queue *gz_vk_queue_new(gz_vk_device *dev, VkQueue handle, uint32_t family, uint32_t index);

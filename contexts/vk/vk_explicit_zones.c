@@ -307,8 +307,16 @@ void gpuzones_vk_collect(gpuzones_vk_ctx *h, VkCommandBuffer cb)
     gz_vkx *c = gz_vkx_from_handle(h, "TracyVkCollect");
     if (!c)
         return;
+    bool host_only = !cb;
+    if (cb && gz_vk_cmdbuf_recording(cb) == 0) {
+        static int once;
+        gz_log_once(&once, "TracyVkCollect with a command buffer that is not in the "
+                           "recording state; nothing recorded (zones are read at the next "
+                           "collect)");
+        cb = VK_NULL_HANDLE;
+    }
     pthread_mutex_lock(&c->lock);
-    if (!cb && !c->copies_made) {
+    if (host_only && !c->copies_made) {
         /* Results reach host memory only through a copy in a command
          * buffer (vkGetQueryPoolResults can wait for the whole device). */
         static int once;
