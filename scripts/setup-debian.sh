@@ -7,6 +7,7 @@ PACKAGES="
 meson ninja-build gcc pkg-config python3
 libvulkan-dev glslc
 mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
+libvulkan-volk-dev g++
 "
 
 missing=""
