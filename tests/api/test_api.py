@@ -18,6 +18,7 @@
   layer saw not recording is refused with a message.
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -96,10 +97,22 @@ def install(build, tmp):
     return cflags, libs, libdirs[0]
 
 
-def compile_programs(pkg, tmp):
+def sanitize_flags(build):
+    """The build's -fsanitize: a sanitized libgpuzones needs programs built
+    with the same runtime first in line."""
+    r = run(["meson", "introspect", build, "--buildoptions"])
+    try:
+        opts = {o["name"]: o["value"] for o in json.loads(r.stdout)}
+    except ValueError:
+        return []
+    value = opts.get("b_sanitize", "none")
+    return [] if value in ("none", "", None) else ["-fsanitize=" + value]
+
+
+def compile_programs(pkg, tmp, build):
     """api_zones as C and C++, enabled and not. Returns {name: path}."""
     cflags, libs, libdir = pkg
-    warn = ["-Wall", "-Wextra", "-Werror"]
+    warn = ["-Wall", "-Wextra", "-Werror"] + sanitize_flags(build)
     vk_o = os.path.join(tmp, "api_vk.o")
     r = run(["cc", "-std=gnu11"] + warn + ["-c", os.path.join(HERE, "api_vk.c"), "-o", vk_o])
     if not check(r.returncode == 0, "api_vk.c does not build: " + r.stderr[-1500:]):
@@ -241,7 +254,7 @@ def part_installed(args, tmp):
     pkg = install(args.build, tmp)
     if not pkg:
         return
-    progs = compile_programs(pkg, tmp)
+    progs = compile_programs(pkg, tmp, args.build)
     for lang in ("c", "cxx"):
         on, off = progs.get(lang + "-on"), progs.get(lang + "-off")
         if on:
@@ -322,7 +335,7 @@ def part_layer(args, tmp):
 
     # A collect into a command buffer the layer saw end.
     pkg = install(args.build, tmp)
-    progs = compile_programs(pkg, tmp) if pkg else {}
+    progs = compile_programs(pkg, tmp, args.build) if pkg else {}
     if progs.get("c-on"):
         r, trace = run_traced(progs["c-on"], ["collect-not-recording"], tmp, "not-recording", env)
         if check(r.returncode == 0, "collect-not-recording: exit %d: %s" % (r.returncode, r.stderr[-500:])):
