@@ -57,14 +57,36 @@ void api_gpu_init(api_gpu *g, uint32_t mb)
     VkResult r = vkEnumeratePhysicalDevices(g->instance, &n, &g->pd);
     if ((r != VK_SUCCESS && r != VK_INCOMPLETE) || !n)
         CHECK(VK_ERROR_INITIALIZATION_FAILED);
+    /* Calibrated timestamps and host query reset when the device has them,
+     * for the calibrated and host-calibrated contexts. */
+    uint32_t next = 0;
+    vkEnumerateDeviceExtensionProperties(g->pd, NULL, &next, NULL);
+    VkExtensionProperties *exts = calloc(next ? next : 1, sizeof *exts);
+    vkEnumerateDeviceExtensionProperties(g->pd, NULL, &next, exts);
+    for (uint32_t i = 0; i < next; i++)
+        g->calibrated |= !strcmp(exts[i].extensionName, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
+    free(exts);
+    const char *ext_names[] = {VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME};
+    VkPhysicalDeviceVulkan12Features f12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                    .pNext = &f12};
+    vkGetPhysicalDeviceFeatures2(g->pd, &f2);
+    g->host_query_reset = f12.hostQueryReset;
+    VkPhysicalDeviceVulkan12Features enable12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .hostQueryReset = f12.hostQueryReset};
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                    .queueFamilyIndex = 0,
                                    .queueCount = 1,
                                    .pQueuePriorities = &prio};
     VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                              .pNext = &enable12,
                               .queueCreateInfoCount = 1,
-                              .pQueueCreateInfos = &qci};
+                              .pQueueCreateInfos = &qci,
+                              .enabledExtensionCount = g->calibrated ? 1 : 0,
+                              .ppEnabledExtensionNames = ext_names};
     CHECK(vkCreateDevice(g->pd, &dci, NULL, &g->device));
     vkGetDeviceQueue(g->device, 0, 0, &g->queue);
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,

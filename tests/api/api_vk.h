@@ -21,6 +21,8 @@ typedef struct api_gpu {
     VkBuffer src, dst;
     VkDeviceMemory src_mem, dst_mem;
     VkDeviceSize size;
+    int calibrated;       /* VK_EXT_calibrated_timestamps enabled */
+    int host_query_reset; /* hostQueryReset enabled */
 } api_gpu;
 
 void api_gpu_init(api_gpu *g, uint32_t mb);

@@ -5,11 +5,18 @@
  *
  *   api-zones MODE [frames]
  * MODE: zones | end-twice | destroyed | overflow | collect-not-recording
+ * Built with -DAPI_SYMBOL_TABLE it makes its context with the symbol-table
+ * form (TracyVkContextCalibrated from vkGetInstanceProcAddr), with
+ * -DAPI_HOST_CALIBRATED with TracyVkContextHostCalibrated; else with the
+ * plain TracyVkContext (uncalibrated).
  * Prints "frame N t0 t1" (host ns around each frame's submit and wait). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef API_SYMBOL_TABLE
+#define GPUZONES_VK_USE_SYMBOL_TABLE 1
+#endif
 #include "api_vk.h"
 #include "gpuzones/gpuzones.h"
 #include "gpuzones/vulkan.h"
@@ -50,7 +57,24 @@ int main(int argc, char **argv)
     unsigned frames = argc > 2 ? (unsigned)atoi(argv[2]) : 3;
     api_gpu g;
     api_gpu_init(&g, 16);
+#if defined(API_SYMBOL_TABLE)
+    TracyVkCtx ctx = TracyVkContextCalibrated(g.instance, g.pd, g.device, g.queue, g.init_cb,
+                                              vkGetInstanceProcAddr, vkGetDeviceProcAddr);
+#elif defined(API_HOST_CALIBRATED)
+    PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT gpdctd =
+        (PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT)vkGetInstanceProcAddr(
+            g.instance, "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT");
+    PFN_vkGetCalibratedTimestampsEXT gct = (PFN_vkGetCalibratedTimestampsEXT)vkGetDeviceProcAddr(
+        g.device, "vkGetCalibratedTimestampsEXT");
+    PFN_vkResetQueryPool reset = g.host_query_reset
+                                     ? (PFN_vkResetQueryPool)vkGetDeviceProcAddr(g.device,
+                                                                                 "vkResetQueryPool")
+                                     : NULL;
+    TracyVkCtx ctx = TracyVkContextHostCalibrated(g.pd, g.device, reset, gpdctd, gct);
+    (void)gpdctd, (void)gct, (void)reset;
+#else
     TracyVkCtx ctx = TracyVkContext(g.pd, g.device, g.queue, g.init_cb);
+#endif
     TracyVkContextName(ctx, "api test", 8);
     printf("enabled %d\n", (int)GpuzonesIsEnabled());
 

@@ -118,22 +118,25 @@ def compile_programs(pkg, tmp, build):
     if not check(r.returncode == 0, "api_vk.c does not build: " + r.stderr[-1500:]):
         return {}
     src = os.path.join(HERE, "api_zones.c")
+    cc, cxx = ["cc", "-std=gnu11"], ["c++", "-std=c++17", "-x", "c++"]
+    variants = [("c-on", cc, ["-DGPUZONES_ENABLE"]), ("c-off", cc, []),
+                ("cxx-on", cxx, ["-DGPUZONES_ENABLE"]), ("cxx-off", cxx, []),
+                ("c-symtab-on", cc, ["-DGPUZONES_ENABLE", "-DAPI_SYMBOL_TABLE"]),
+                ("cxx-host-on", cxx, ["-DGPUZONES_ENABLE", "-DAPI_HOST_CALIBRATED"])]
     out = {}
-    for lang, driver in (("c", ["cc", "-std=gnu11"]), ("c++", ["c++", "-std=c++17", "-x", "c++"])):
-        for enabled in (True, False):
-            name = "%s-%s" % (lang.replace("+", "x"), "on" if enabled else "off")
-            exe = os.path.join(tmp, "api-zones-" + name)
-            cmd = driver + warn + cflags + ["-I" + HERE, src, "-x", "none", vk_o, "-o", exe]
-            if enabled:
-                cmd[len(driver):len(driver)] = ["-DGPUZONES_ENABLE"]
-                cmd += libs + ["-Wl,-rpath," + libdir]
-            # Disabled: no -lgpuzones at all, so the link proves that nothing
-            # refers to gpuzones.
-            cmd += ["-lvulkan"]
-            r = run(cmd)
-            if check(r.returncode == 0, "%s does not build: %s\n%s" % (name, " ".join(cmd),
-                                                                       r.stderr[-1500:])):
-                out[name] = exe
+    for name, driver, defines in variants:
+        enabled = bool(defines)
+        exe = os.path.join(tmp, "api-zones-" + name)
+        cmd = driver + defines + warn + cflags + ["-I" + HERE, src, "-x", "none", vk_o, "-o", exe]
+        if enabled:
+            cmd += libs + ["-Wl,-rpath," + libdir]
+        # Disabled: no -lgpuzones at all, so the link proves that nothing
+        # refers to gpuzones.
+        cmd += ["-lvulkan"]
+        r = run(cmd)
+        if check(r.returncode == 0, "%s does not build: %s\n%s" % (name, " ".join(cmd),
+                                                                   r.stderr[-1500:])):
+            out[name] = exe
     return out
 
 
@@ -167,7 +170,7 @@ def run_traced(exe, args, tmp, tag, env=None):
     return r, trace
 
 
-def check_zones_trace(tag, r, trace, frames_n):
+def check_zones_trace(tag, r, trace, frames_n, clock):
     if not check(r.returncode == 0, "%s: exit %d: %s" % (tag, r.returncode, r.stderr[-800:])):
         return
     check("enabled 1" in r.stdout, "%s: GpuzonesIsEnabled() is not 1" % tag)
@@ -201,9 +204,10 @@ def check_zones_trace(tag, r, trace, frames_n):
                  % (tag, frames_n, len(windows), len(outers))):
         return
     for f, (outer, (t0, t1)) in enumerate(zip(outers, windows)):
-        check(t0 - SYNC_SLACK_NS <= outer["_ts"] and outer["_end"] <= t1 + SYNC_SLACK_NS,
+        slack = CALIBRATED_SLACK_NS if clock == "calibrated" else SYNC_SLACK_NS
+        check(t0 - slack <= outer["_ts"] and outer["_end"] <= t1 + slack,
               "%s: frame %d's Outer [%d, %d] is outside its host window [%d, %d] +- %d ns"
-              % (tag, f, outer["_ts"], outer["_end"], t0, t1, SYNC_SLACK_NS))
+              % (tag, f, outer["_ts"], outer["_end"], t0, t1, slack))
         kids = [z for z in zones if z is not outer and inside(z, outer)]
         kid_names = sorted(z["name"] for z in kids)
         check(kid_names == sorted(["Fill", "Manual", "Pass %d" % f]),
@@ -215,8 +219,10 @@ def check_zones_trace(tag, r, trace, frames_n):
             check(inside(man[0], pas[0]), "%s: frame %d: Manual is not inside Pass" % (tag, f))
             check(fil[0]["_end"] <= pas[0]["_ts"], "%s: frame %d: Fill does not end before Pass"
                   % (tag, f))
-    check(re.search(r'track "api test": %d zones, 0 dropped' % (4 * frames_n), r.stderr),
-          "%s: summary does not say %d zones, 0 dropped:\n%s" % (tag, 4 * frames_n, r.stderr[-600:]))
+    check(re.search(r'track "api test": %d zones, 0 dropped; clock: %s' % (4 * frames_n, clock),
+                    r.stderr),
+          "%s: summary does not say %d zones, 0 dropped, clock %s:\n%s"
+          % (tag, 4 * frames_n, clock, r.stderr[-600:]))
 
 
 def check_disabled(tag, exe, tmp):
@@ -255,13 +261,16 @@ def part_installed(args, tmp):
     if not pkg:
         return
     progs = compile_programs(pkg, tmp, args.build)
-    for lang in ("c", "cxx"):
-        on, off = progs.get(lang + "-on"), progs.get(lang + "-off")
-        if on:
-            r, trace = run_traced(on, ["zones", "3"], tmp, lang + "-zones")
-            check_zones_trace(lang, r, trace, 3)
-        if off:
-            check_disabled(lang + "-off", off, tmp)
+    # The plain context is uncalibrated (a sync point); the symbol-table
+    # and host-calibrated ones take calibrated pairs (lavapipe has them).
+    for name, clock in (("c-on", "sync point"), ("cxx-on", "sync point"),
+                        ("c-symtab-on", "calibrated"), ("cxx-host-on", "calibrated")):
+        if progs.get(name):
+            r, trace = run_traced(progs[name], ["zones", "3"], tmp, name)
+            check_zones_trace(name, r, trace, 3, clock)
+    for name in ("c-off", "cxx-off"):
+        if progs.get(name):
+            check_disabled(name, progs[name], tmp)
     if progs.get("c-on"):
         check_misuse(progs["c-on"], tmp)
 
