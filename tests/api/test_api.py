@@ -342,6 +342,22 @@ def part_layer(args, tmp):
             check(len(re.findall(r'gpuzones: track "', r.stderr)) == 1,
                   "volk under the layer: more than one track (one calibration per queue)")
 
+    # Under validation (above the layer): nothing the explicit context or
+    # the layer records may be invalid. VK_ADD_LAYER_PATH keeps the system
+    # layers; the loader's log shows validation really loaded.
+    venv = dict(env, VK_INSTANCE_LAYERS="VK_LAYER_KHRONOS_validation:VK_LAYER_GPUZONES_timing",
+                VK_LOADER_DEBUG="layer")
+    r, trace = run_traced(args.volk_sample, ["--frames", "3", "--mb", "4"], tmp, "volk-validation",
+                          venv)
+    out = r.stdout + r.stderr
+    if check(r.returncode == 0, "volk under validation: exit %d: %s" % (r.returncode, out[-800:])):
+        check("libVkLayer_khronos_validation.so" in out, "volk under validation: validation did "
+              "not load")
+        bad = [l for l in out.splitlines() if "VUID" in l or "Validation Error" in l]
+        check(not bad, "volk under validation: %s" % bad[:3])
+        check(len(gztrace.load(trace).gpu_zones(level="zone")) == 12,
+              "volk under validation: not 12 explicit zones")
+
     # A collect into a command buffer the layer saw end.
     pkg = install(args.build, tmp)
     progs = compile_programs(pkg, tmp, args.build) if pkg else {}
