@@ -159,3 +159,39 @@ void api_copy(api_gpu *g)
     VkBufferCopy region = {0, 0, g->size};
     vkCmdCopyBuffer(g->cb, g->src, g->dst, 1, &region);
 }
+
+void api_thread_cb(api_gpu *g, VkCommandPool *pool, VkCommandBuffer *cb)
+{
+    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                   .queueFamilyIndex = 0};
+    CHECK(vkCreateCommandPool(g->device, &pci, NULL, pool));
+    VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                       .commandPool = *pool,
+                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                       .commandBufferCount = 1};
+    CHECK(vkAllocateCommandBuffers(g->device, &cai, cb));
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    CHECK(vkBeginCommandBuffer(*cb, &bi));
+}
+
+void api_fill_cb(api_gpu *g, VkCommandBuffer cb, uint32_t value)
+{
+    vkCmdFillBuffer(cb, g->dst, 0, 1 << 16, value);
+}
+
+void api_submit_all(api_gpu *g, const VkCommandBuffer *cbs, uint32_t n)
+{
+    VkCommandBuffer all[17];
+    for (uint32_t i = 0; i < n && i < 16; i++) {
+        CHECK(vkEndCommandBuffer(cbs[i]));
+        all[i] = cbs[i];
+    }
+    CHECK(vkEndCommandBuffer(g->cb));
+    all[n < 16 ? n : 16] = g->cb;
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .commandBufferCount = (n < 16 ? n : 16) + 1,
+                       .pCommandBuffers = all};
+    CHECK(vkQueueSubmit(g->queue, 1, &si, g->fence));
+    CHECK(vkWaitForFences(g->device, 1, &g->fence, VK_TRUE, UINT64_MAX));
+    CHECK(vkResetFences(g->device, 1, &g->fence));
+}

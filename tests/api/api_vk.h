@@ -34,6 +34,11 @@ void api_fill(api_gpu *g, uint32_t value);
 void api_copy(api_gpu *g);
 void api_barrier(api_gpu *g);
 uint64_t api_now_ns(void);
+/* A command buffer of its own pool, begun, for one recording thread. */
+void api_thread_cb(api_gpu *g, VkCommandPool *pool, VkCommandBuffer *cb);
+void api_fill_cb(api_gpu *g, VkCommandBuffer cb, uint32_t value);
+/* Submits the given command buffers (ended) and then g->cb, and waits. */
+void api_submit_all(api_gpu *g, const VkCommandBuffer *cbs, uint32_t n);
 
 #ifdef __cplusplus
 }

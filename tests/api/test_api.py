@@ -154,7 +154,7 @@ def frames_of(stdout):
     out = []
     for line in stdout.splitlines():
         p = line.split()
-        if len(p) == 4 and p[0] == "frame":
+        if len(p) == 4 and p[0] == "frame" and p[1] != "99":  # 99: the last collect
             out.append((int(p[2]), int(p[3])))
     return out
 
@@ -256,6 +256,24 @@ def check_misuse(exe, tmp):
               "overflow: the summary does not count %d dropped:\n%s" % (OVERFLOW - RING, r.stderr[-400:]))
 
 
+def check_threads(exe, tmp):
+    """Four threads record zones at once into their own command buffers."""
+    r, trace = run_traced(exe, ["threads"], tmp, "threads")
+    if not check(r.returncode == 0, "threads: exit %d: %s" % (r.returncode, r.stderr[-500:])):
+        return
+    t = gztrace.load(trace)
+    works = t.gpu_zones(name="Work")
+    check(len(works) == 4 * 200, "threads: %d Work zones, expected 800" % len(works))
+    for i in range(4):
+        outer = t.gpu_zones(name="Thread %d" % i)
+        if check(len(outer) == 1, "threads: %d zones named Thread %d" % (len(outer), i)):
+            inner = [z for z in works if inside(z, outer[0])]
+            check(len(inner) == 200, "threads: Thread %d holds %d Work zones, expected 200"
+                  % (i, len(inner)))
+    check(re.search(r'"api test": 804 zones, 0 dropped', r.stderr), "threads: summary: "
+          + r.stderr[-300:])
+
+
 def part_installed(args, tmp):
     pkg = install(args.build, tmp)
     if not pkg:
@@ -273,6 +291,7 @@ def part_installed(args, tmp):
             check_disabled(name, progs[name], tmp)
     if progs.get("c-on"):
         check_misuse(progs["c-on"], tmp)
+        check_threads(progs["c-on"], tmp)
 
 
 # ---- the volk sample, alone and under the layer ------------------------------
