@@ -15,7 +15,16 @@
  *   TracyVkCtx ctx = TracyVkContextCalibrated(pd, dev, queue, cmd, gpdctd, gct);
  *   …  { TracyVkZone(ctx, cmd, "Shadows"); vkCmdDispatch(…); }   // ends at '}'
  *   TracyVkCollect(ctx, cmd);    // each frame, outside a render pass
- *   TracyVkDestroy(ctx);
+ *   TracyVkDestroy(ctx);         // before vkDestroyDevice
+ *
+ * Zones are read back from what the collect command buffers copied, never
+ * by waiting: a zone still running when a collect's copy ran is read by the
+ * next collect, and zones not read by TracyVkDestroy are counted as dropped
+ * (collect once more before destroying to keep them). TracyVkCollectHost
+ * reads what earlier collects copied. A context holds 2048 zones between
+ * collects; more are dropped and counted. Command buffers holding zones must
+ * be submitted after the collect that precedes their recording (Tracy's
+ * rule: the collect resets the queries that later zones reuse).
  */
 #ifndef GPUZONES_VULKAN_H
 #define GPUZONES_VULKAN_H
