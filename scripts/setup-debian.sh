@@ -10,6 +10,7 @@ mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
 clang libclang-rt-14-dev
 libepoxy-dev libegl-dev libgl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri
 ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
+libvulkan-volk-dev g++
 "
 
 missing=""

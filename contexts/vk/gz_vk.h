@@ -123,6 +123,12 @@ GZ_EXPORT uint32_t gz_vk_submit_batch(gz_vk_submit *s, uint32_t batch, const VkC
 /* result: what the driver returned; on failure the batches are forgotten. */
 GZ_EXPORT void gz_vk_submit_end(gz_vk_submit *s, VkResult result);
 
+/* The layer's map from command buffers to their contexts, so that the
+ * explicit API (which sees only handles) can check a command buffer's
+ * state. NULL unregisters (the layer's library is about to go). */
+typedef gz_vk_cmdbuf *(*gz_vk_cmdbuf_lookup_fn)(VkCommandBuffer cb);
+GZ_EXPORT void gz_vk_set_cmdbuf_lookup(gz_vk_cmdbuf_lookup_fn fn);
+
 /* Reads back every completed batch of every queue (never waits). */
 GZ_EXPORT void gz_vk_device_collect(gz_vk_device *dev);
 

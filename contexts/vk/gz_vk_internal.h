@@ -60,6 +60,7 @@ struct gz_vk_cmdbuf {
     uint32_t name; /* interned debug name, 0 = none */
     uint32_t default_name; /* "VkCommandBuffer 0x…", interned on first submit */
     gz_vk_recording *rec;
+    bool recording; /* atomic: between vkBegin- and vkEndCommandBuffer */
 };
 
 /* What a slot's timestamp is followed by in its batch. */
@@ -177,6 +178,11 @@ static inline void gz_vk_device_set_lost(gz_vk_device *dev)
 /* vk_hostbuf.c */
 bool gz_vk_hostbuf_create(gz_vk_device *dev, uint32_t entries, gz_vk_hostbuf *out);
 void gz_vk_hostbuf_destroy(gz_vk_device *dev, gz_vk_hostbuf *b);
+/* The same for a context that is not a gz_vk_device (vk_explicit.c). */
+bool gz_vk_hostbuf_create_on(const gz_vk_fns *f, VkDevice d,
+                             const VkPhysicalDeviceMemoryProperties *mp, uint32_t entries,
+                             gz_vk_hostbuf *out);
+void gz_vk_hostbuf_destroy_on(const gz_vk_fns *f, VkDevice d, gz_vk_hostbuf *b);
 /* Marks entries unavailable before the submission that will fill them. */
 void gz_vk_hostbuf_clear(gz_vk_hostbuf *b, uint32_t first, uint32_t count);
 /* Values of count entries, or false when any is not available yet. */
@@ -206,6 +212,20 @@ void gz_vk_recording_reset_queries(gz_vk_device *dev, gz_vk_recording *rec);
 void gz_vk_sync_point(gz_vk_queue *q);
 void gz_vk_sync_collect(gz_vk_queue *q, bool final);
 void gz_vk_sync_destroy(gz_vk_queue *q);
+
+/* vk_registry.c: the queues the layer times, by handle, process-wide (an
+ * explicit context on the same VkQueue joins the queue's track). */
+typedef struct gz_vk_queue_share {
+    uint16_t track;
+    uint32_t valid_bits;
+    bool host_query_reset;
+} gz_vk_queue_share;
+void gz_vk_registry_add(gz_vk_queue *q);
+void gz_vk_registry_remove(gz_vk_queue *q);
+bool gz_vk_queue_find(VkQueue handle, gz_vk_queue_share *out);
+/* Whether the layer saw cb begin and not end: 1 recording, 0 not, -1 the
+ * layer does not track it (or is not loaded). */
+int gz_vk_cmdbuf_recording(VkCommandBuffer cb);
 
 /* vk_queue.c */
 gz_vk_queue *gz_vk_queue_new(gz_vk_device *dev, VkQueue handle, uint32_t family, uint32_t index);

@@ -48,6 +48,7 @@ void gz_vk_recording_reset_queries(gz_vk_device *dev, gz_vk_recording *rec)
 
 void gz_vk_cmdbuf_end(gz_vk_cmdbuf *cb)
 {
+    __atomic_store_n(&cb->recording, false, __ATOMIC_RELEASE);
     gz_vk_recording *rec = cb->rec;
     if (!rec || !rec->timed || !rec->nchunks)
         return;
@@ -76,6 +77,7 @@ gz_vk_cmdbuf *gz_vk_cmdbuf_new(gz_vk_device *dev, VkCommandBuffer handle, uint32
 
 void gz_vk_cmdbuf_reset(gz_vk_cmdbuf *cb)
 {
+    __atomic_store_n(&cb->recording, false, __ATOMIC_RELEASE);
     gz_vk_recording_unref(cb->dev, cb->rec);
     cb->rec = NULL;
 }
@@ -92,6 +94,7 @@ void gz_vk_cmdbuf_begin(gz_vk_cmdbuf *cb, VkCommandBufferUsageFlags flags)
 {
     gz_vk_cmdbuf_reset(cb);
     cb->rec = recording_new(cb->dev, cb, flags);
+    __atomic_store_n(&cb->recording, true, __ATOMIC_RELEASE);
 }
 
 void gz_vk_cmdbuf_set_name(gz_vk_cmdbuf *cb, const char *name)

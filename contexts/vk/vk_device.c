@@ -97,6 +97,7 @@ void gz_vk_device_destroy(gz_vk_device *dev)
     gz_collector_remove(dev->collector);
     gz_vk_calibrate(dev, true);
     for (uint32_t i = 0; i < dev->nqueues; i++) {
+        gz_vk_registry_remove(dev->queues[i]);
         gz_vk_queue_collect(dev->queues[i], true);
         gz_vk_queue_destroy(dev->queues[i]);
     }
@@ -144,8 +145,10 @@ gz_vk_queue *gz_vk_queue_get(gz_vk_device *dev, VkQueue handle, uint32_t family,
             q = dev->queues[i];
     if (!q && dev->nqueues < GZ_VK_MAX_QUEUES) {
         q = gz_vk_queue_new(dev, handle, family, index);
-        if (q)
+        if (q) {
             dev->queues[dev->nqueues++] = q;
+            gz_vk_registry_add(q);
+        }
     }
     pthread_mutex_unlock(&dev->lock);
     return q;

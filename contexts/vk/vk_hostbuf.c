@@ -10,8 +10,14 @@
 
 bool gz_vk_hostbuf_create(gz_vk_device *dev, uint32_t entries, gz_vk_hostbuf *out)
 {
-    const gz_vk_fns *f = &dev->info.fns;
-    VkDevice d = dev->info.device;
+    return gz_vk_hostbuf_create_on(&dev->info.fns, dev->info.device, &dev->info.memory, entries,
+                                   out);
+}
+
+bool gz_vk_hostbuf_create_on(const gz_vk_fns *f, VkDevice d,
+                             const VkPhysicalDeviceMemoryProperties *mp, uint32_t entries,
+                             gz_vk_hostbuf *out)
+{
     memset(out, 0, sizeof *out);
     VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
                                .size = (VkDeviceSize)entries * GZ_VK_RESULT_SIZE,
@@ -23,7 +29,6 @@ bool gz_vk_hostbuf_create(gz_vk_device *dev, uint32_t entries, gz_vk_hostbuf *ou
     f->GetBufferMemoryRequirements(d, out->buffer, &req);
     /* Coherent, so the host sees the copies without flushes; cached if
      * there is such a type, since the host only reads it. */
-    const VkPhysicalDeviceMemoryProperties *mp = &dev->info.memory;
     const VkMemoryPropertyFlags need =
         VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     uint32_t type = UINT32_MAX;
@@ -58,12 +63,16 @@ fail_buffer:
 
 void gz_vk_hostbuf_destroy(gz_vk_device *dev, gz_vk_hostbuf *b)
 {
+    gz_vk_hostbuf_destroy_on(&dev->info.fns, dev->info.device, b);
+}
+
+void gz_vk_hostbuf_destroy_on(const gz_vk_fns *f, VkDevice d, gz_vk_hostbuf *b)
+{
     if (!b->buffer)
         return;
-    const gz_vk_fns *f = &dev->info.fns;
-    f->UnmapMemory(dev->info.device, b->memory);
-    f->DestroyBuffer(dev->info.device, b->buffer, NULL);
-    f->FreeMemory(dev->info.device, b->memory, NULL);
+    f->UnmapMemory(d, b->memory);
+    f->DestroyBuffer(d, b->buffer, NULL);
+    f->FreeMemory(d, b->memory, NULL);
     memset(b, 0, sizeof *b);
 }
 

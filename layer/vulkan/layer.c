@@ -26,6 +26,14 @@ static void init_maps(void)
     gz_objmap_init(&gz_layer_queues);
     gz_objmap_init(&gz_layer_pools);
     gz_objmap_init(&gz_layer_cmdbufs);
+    gz_vk_set_cmdbuf_lookup(gz_layer_cmdbuf); /* for the explicit API's checks */
+}
+
+/* The loader unloads the layer when the last instance goes; libgpuzones
+ * may stay (the app links it): it must not call into unmapped code. */
+__attribute__((destructor)) static void forget_lookup(void)
+{
+    gz_vk_set_cmdbuf_lookup(NULL);
 }
 
 uint32_t gz_layer_name_id(uint32_t *cache, const char *name)

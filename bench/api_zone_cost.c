@@ -1,0 +1,134 @@
+/* What an explicit zone (TracyVkZone) costs the recording thread beyond its
+ * two vkCmdWriteTimestamp calls: blocks of N zones recorded through the
+ * macros against blocks of N pairs of bare timestamp writes through the
+ * same device-level function pointer, alternating so both see the same
+ * machine load. Prints the median ns per zone of each and the difference.
+ *
+ *   gz-bench-api-zone-cost [zones per block] [blocks]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <vulkan/vulkan.h>
+
+#include "gpuzones/vulkan.h"
+
+#define CHECK(x)                                                                                   \
+    do {                                                                                           \
+        VkResult r_ = (x);                                                                         \
+        if (r_ != VK_SUCCESS) {                                                                    \
+            fprintf(stderr, "%s failed: %d\n", #x, r_);                                            \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    int n = argc > 1 ? atoi(argv[1]) : 1000;
+    int blocks = argc > 2 ? atoi(argv[2]) : 15;
+    if (n < 1 || n > 1000 || blocks < 1 || blocks > 1000) {
+        fprintf(stderr, "usage: gz-bench-api-zone-cost [zones per block <= 1000] [blocks]\n");
+        return 1;
+    }
+    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                             .apiVersion = VK_API_VERSION_1_1};
+    VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                                .pApplicationInfo = &app};
+    VkInstance inst;
+    CHECK(vkCreateInstance(&ici, NULL, &inst));
+    uint32_t count = 1;
+    VkPhysicalDevice pd;
+    VkResult er = vkEnumeratePhysicalDevices(inst, &count, &pd);
+    if ((er != VK_SUCCESS && er != VK_INCOMPLETE) || !count)
+        return 1;
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                   .queueCount = 1,
+                                   .pQueuePriorities = &prio};
+    VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                              .queueCreateInfoCount = 1,
+                              .pQueueCreateInfos = &qci};
+    VkDevice dev;
+    CHECK(vkCreateDevice(pd, &dci, NULL, &dev));
+    VkQueue queue;
+    vkGetDeviceQueue(dev, 0, 0, &queue);
+    PFN_vkCmdWriteTimestamp write_ts =
+        (PFN_vkCmdWriteTimestamp)vkGetDeviceProcAddr(dev, "vkCmdWriteTimestamp");
+    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT};
+    VkCommandPool pool;
+    CHECK(vkCreateCommandPool(dev, &pci, NULL, &pool));
+    VkCommandBuffer cbs[2];
+    VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                       .commandPool = pool,
+                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                       .commandBufferCount = 2};
+    CHECK(vkAllocateCommandBuffers(dev, &cai, cbs));
+    VkCommandBuffer cb = cbs[0];
+    VkQueryPoolCreateInfo qpi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                 .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                 .queryCount = 2000};
+    VkQueryPool qp;
+    CHECK(vkCreateQueryPool(dev, &qpi, NULL, &qp));
+    TracyVkCtx ctx = TracyVkContext(pd, dev, queue, cbs[1]);
+    if (!ctx) {
+        fprintf(stderr, "no gpuzones context (GPUZONES_ENABLE=0?)\n");
+        return 1;
+    }
+
+    double *zone_ns = calloc((size_t)blocks, sizeof *zone_ns);
+    double *bare_ns = calloc((size_t)blocks, sizeof *bare_ns);
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .commandBufferCount = 1,
+                       .pCommandBuffers = &cb};
+    for (int b = 0; b < blocks; b++) {
+        CHECK(vkBeginCommandBuffer(cb, &bi));
+        vkCmdResetQueryPool(cb, qp, 0, 2000);
+        double t0 = now_ns();
+        for (int i = 0; i < n; i++) {
+            write_ts(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, 2 * (uint32_t)i);
+            write_ts(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 2 * (uint32_t)i + 1);
+        }
+        double t1 = now_ns();
+        for (int i = 0; i < n; i++) {
+            TracyVkZone(ctx, cb, "zone");
+        }
+        double t2 = now_ns();
+        TracyVkCollect(ctx, cb);
+        CHECK(vkEndCommandBuffer(cb));
+        CHECK(vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE));
+        CHECK(vkQueueWaitIdle(queue));
+        bare_ns[b] = (t1 - t0) / n;
+        zone_ns[b] = (t2 - t1) / n;
+    }
+    qsort(bare_ns, (size_t)blocks, sizeof *bare_ns, cmp_double);
+    qsort(zone_ns, (size_t)blocks, sizeof *zone_ns, cmp_double);
+    double bare = bare_ns[blocks / 2], zone = zone_ns[blocks / 2];
+    printf("| per zone (median of %d blocks of %d) | ns |\n|---|---|\n", blocks, n);
+    printf("| two bare vkCmdWriteTimestamp | %.1f |\n", bare);
+    printf("| TracyVkZone (begin + end) | %.1f |\n", zone);
+    printf("| gpuzones' own cost | %.1f |\n", zone - bare);
+    TracyVkDestroy(ctx);
+    free(zone_ns);
+    free(bare_ns);
+    vkDestroyQueryPool(dev, qp, NULL);
+    vkDestroyCommandPool(dev, pool, NULL);
+    vkDestroyDevice(dev, NULL);
+    vkDestroyInstance(inst, NULL);
+    return 0;
+}

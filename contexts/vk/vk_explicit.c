@@ -1,0 +1,436 @@
+/* The explicit Vulkan context: creation from the app's handles and function
+ * pointers (symbol table or volk: no libvulkan needed here), joining the
+ * layer's queue track when the layer times the same VkQueue, clock
+ * calibration, and the handles the public API passes around. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gz_calibration.h"
+#include "gz_vk_explicit.h"
+
+#define MAX_CONTEXTS 256u
+#define CALIBRATION_PERIOD_NS 1000000000ull
+#define CALIBRATION_TRIES 5u
+#define CALIBRATION_GOOD_NS 1000u
+
+/* A context's handle is an entry of this table, never reused, so that a
+ * destroyed context used again is recognised (and refused) rather than
+ * read after free. */
+struct gpuzones_vk_ctx {
+    gz_vkx *impl; /* atomic; NULL once destroyed */
+};
+static struct gpuzones_vk_ctx handles[MAX_CONTEXTS];
+static uint32_t nhandles; /* atomic */
+
+gz_vkx *gz_vkx_from_handle(gpuzones_vk_ctx *h, const char *what)
+{
+    if (!h)
+        return NULL;
+    gz_vkx *c = h >= handles && h < handles + MAX_CONTEXTS
+                    ? __atomic_load_n(&h->impl, __ATOMIC_ACQUIRE)
+                    : NULL;
+    if (!c) {
+        static int once;
+        gz_log_once(&once, "%s on a Vulkan context that was destroyed (or never created); "
+                           "ignored",
+                    what);
+    }
+    return c;
+}
+
+/* ---- calibration ------------------------------------------------------- */
+
+static bool read_pair(void *user, gz_calib_pair *out)
+{
+    gz_vkx *c = user;
+    VkCalibratedTimestampInfoEXT infos[2] = {
+        {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
+         .timeDomain = VK_TIME_DOMAIN_DEVICE_EXT},
+        {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, .timeDomain = c->host_domain},
+    };
+    uint64_t ts[2], deviation = 0;
+    uint64_t mono = gz_host_now_ns();
+    uint64_t raw = gz_host_now_raw_ns();
+    if (c->f.vk.GetCalibratedTimestampsEXT(c->device, 2, infos, ts, &deviation) != VK_SUCCESS)
+        return false;
+    uint64_t host = ts[1];
+    if (c->host_domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT)
+        host = host - raw + mono; /* the two host clocks read back to back just before */
+    *out = (gz_calib_pair){.gpu_ns = ts[0], .host_ns = host, .deviation_ns = deviation};
+    return true;
+}
+
+void gz_vkx_calibrate(gz_vkx *c, bool force)
+{
+    if (c->shared || !c->host_domain)
+        return;
+    uint64_t now = gz_host_now_ns();
+    if (!force && now - c->last_calibration_ns < CALIBRATION_PERIOD_NS)
+        return;
+    c->last_calibration_ns = now;
+    gz_calib_pair p;
+    if (!gz_calib_sample_best(read_pair, c, CALIBRATION_TRIES, CALIBRATION_GOOD_NS, &p)) {
+        static int once;
+        gz_log_once(&once, "vkGetCalibratedTimestampsEXT failed on %s; the explicit context "
+                           "uses its start-up sync point and read-back bounds",
+                    c->device_name);
+        return;
+    }
+    gz_item it = {.type = GZ_ITEM_CALIB,
+                  .flags = GZ_CALIB_CALIBRATED,
+                  .track = c->track,
+                  .calib = {.ticks = p.gpu_ns, .host_ns = p.host_ns, .deviation_ns = p.deviation_ns}};
+    gz_emit(&it);
+}
+
+/* The host clock a calibrated pair can use, or 0. */
+static VkTimeDomainEXT pick_host_domain(const gpuzones_vk_create_info *info,
+                                        PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT gtd)
+{
+    VkTimeDomainEXT domains[16];
+    uint32_t n = 16;
+    if (!gtd || gtd(info->physical_device, &n, domains) < 0)
+        return 0;
+    bool device = false, mono = false, raw = false;
+    for (uint32_t i = 0; i < n; i++) {
+        device |= domains[i] == VK_TIME_DOMAIN_DEVICE_EXT;
+        mono |= domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
+        raw |= domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT;
+    }
+    if (!device)
+        return 0;
+    return mono ? VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT : raw ? VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT : 0;
+}
+
+/* ---- creation ---------------------------------------------------------- */
+
+#define DEV_FN(c, gdpa, name) \
+    (c)->f.vk.name = (PFN_vk##name)(gdpa)((c)->device, "vk" #name)
+
+static bool load_device_fns(gz_vkx *c, PFN_vkGetDeviceProcAddr gdpa)
+{
+    DEV_FN(c, gdpa, CreateQueryPool);
+    DEV_FN(c, gdpa, DestroyQueryPool);
+    DEV_FN(c, gdpa, CmdCopyQueryPoolResults);
+    DEV_FN(c, gdpa, CmdPipelineBarrier);
+    DEV_FN(c, gdpa, CreateBuffer);
+    DEV_FN(c, gdpa, DestroyBuffer);
+    DEV_FN(c, gdpa, GetBufferMemoryRequirements);
+    DEV_FN(c, gdpa, AllocateMemory);
+    DEV_FN(c, gdpa, FreeMemory);
+    DEV_FN(c, gdpa, BindBufferMemory);
+    DEV_FN(c, gdpa, MapMemory);
+    DEV_FN(c, gdpa, UnmapMemory);
+    DEV_FN(c, gdpa, BeginCommandBuffer);
+    DEV_FN(c, gdpa, EndCommandBuffer);
+    DEV_FN(c, gdpa, CmdWriteTimestamp);
+    DEV_FN(c, gdpa, CmdResetQueryPool);
+    DEV_FN(c, gdpa, QueueSubmit);
+    c->f.CmdFillBuffer = (PFN_vkCmdFillBuffer)gdpa(c->device, "vkCmdFillBuffer");
+    c->f.QueueWaitIdle = (PFN_vkQueueWaitIdle)gdpa(c->device, "vkQueueWaitIdle");
+    const gz_vk_fns *f = &c->f.vk;
+    return f->CreateQueryPool && f->DestroyQueryPool && f->CmdCopyQueryPoolResults &&
+           f->CmdPipelineBarrier && f->CreateBuffer && f->DestroyBuffer &&
+           f->GetBufferMemoryRequirements && f->AllocateMemory && f->FreeMemory &&
+           f->BindBufferMemory && f->MapMemory && f->UnmapMemory && f->BeginCommandBuffer &&
+           f->EndCommandBuffer && f->CmdWriteTimestamp && f->CmdResetQueryPool &&
+           f->QueueSubmit && c->f.CmdFillBuffer && c->f.QueueWaitIdle;
+}
+
+/* Without the queue's family (a VkQueue does not tell it), the smallest
+ * nonzero timestampValidBits of the graphics and compute families: fewer
+ * bits than the counter has only make the unwrap see more wraps, which the
+ * worker's causality-based unwrap resolves. */
+static uint32_t valid_bits_of(PFN_vkGetPhysicalDeviceQueueFamilyProperties gqfp, VkPhysicalDevice pd)
+{
+    VkQueueFamilyProperties props[32];
+    uint32_t n = 32, bits = 0;
+    gqfp(pd, &n, props);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t b = props[i].timestampValidBits;
+        if ((props[i].queueFlags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)) && b &&
+            (!bits || b < bits))
+            bits = b;
+    }
+    return bits;
+}
+
+static void free_arrays(gz_vkx *c)
+{
+    free(c->state);
+    free(c->seq);
+    free(c->srcloc);
+    free(c->begin);
+    free(c->end);
+    free(c->have);
+    free(c->scratch);
+}
+
+/* One submission of cmdbuf that resets the pool and writes the sync
+ * query; the host times around its submit and wait bracket the timestamp. */
+static bool bracket_once(gz_vkx *c, VkQueue queue, VkCommandBuffer cb, uint64_t *ticks,
+                         uint64_t *before, uint64_t *after)
+{
+    const gz_vk_fns *f = &c->f.vk;
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    if (f->BeginCommandBuffer(cb, &begin) != VK_SUCCESS)
+        return false;
+    f->CmdResetQueryPool(cb, c->pool, 0, GZ_VKX_CALIB_QUERY + 1);
+    f->CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->pool, GZ_VKX_CALIB_QUERY);
+    uint32_t entry = GZ_VKX_COPIES * GZ_VKX_REGION;
+    f->CmdCopyQueryPoolResults(cb, c->pool, GZ_VKX_CALIB_QUERY, 1, c->buf.buffer,
+                               (VkDeviceSize)entry * GZ_VK_RESULT_SIZE, GZ_VK_RESULT_SIZE,
+                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT |
+                                   VK_QUERY_RESULT_WAIT_BIT);
+    VkMemoryBarrier to_host = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                               .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                               .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+    f->CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+                          &to_host, 0, NULL, 0, NULL);
+    if (f->EndCommandBuffer(cb) != VK_SUCCESS)
+        return false;
+    VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .commandBufferCount = 1,
+                           .pCommandBuffers = &cb};
+    gz_vk_hostbuf_clear(&c->buf, entry, 1);
+    *before = gz_host_now_ns();
+    if (f->QueueSubmit(queue, 1, &submit, VK_NULL_HANDLE) != VK_SUCCESS ||
+        c->f.QueueWaitIdle(queue) != VK_SUCCESS)
+        return false;
+    *after = gz_host_now_ns();
+    return gz_vk_hostbuf_read(&c->buf, entry, 1, ticks);
+}
+
+/* Resets the pool and, for a context without calibrated pairs, takes the
+ * start-up sync point: the narrowest of a few brackets (a descheduled
+ * thread widens one), as Tracy's contexts do with one. Leaves cmdbuf
+ * executable. */
+#define SYNC_TRIES 5
+#define SYNC_GOOD_NS 50000ull
+static bool first_submit(gz_vkx *c, VkQueue queue, VkCommandBuffer cb, bool sync_point)
+{
+    uint64_t best_ticks = 0, best_before = 0, best_after = UINT64_MAX;
+    for (int i = 0; i < (sync_point ? SYNC_TRIES : 1); i++) {
+        uint64_t ticks, before, after;
+        if (!bracket_once(c, queue, cb, &ticks, &before, &after))
+            return false;
+        if (after - before < best_after - best_before) {
+            best_ticks = ticks;
+            best_before = before;
+            best_after = after;
+        }
+        if (best_after - best_before <= SYNC_GOOD_NS)
+            break;
+    }
+    if (sync_point) {
+        gz_item it = {.type = GZ_ITEM_CALIB,
+                      .flags = GZ_CALIB_SYNC_POINT,
+                      .track = c->track,
+                      .calib = {.ticks = best_ticks,
+                                .host_ns = best_before + (best_after - best_before) / 2,
+                                .deviation_ns = (best_after - best_before) / 2}};
+        gz_emit(&it);
+    }
+    return true;
+}
+
+static void collect_hook(void *user, bool final)
+{
+    gz_vkx *c = user;
+    gz_vkx_calibrate(c, false);
+    pthread_mutex_lock(&c->lock);
+    gz_vkx_harvest(c, final);
+    pthread_mutex_unlock(&c->lock);
+}
+
+static void release(gz_vkx *c)
+{
+    gz_vk_hostbuf_destroy_on(&c->f.vk, c->device, &c->buf);
+    if (c->pool)
+        c->f.vk.DestroyQueryPool(c->device, c->pool, NULL);
+    free_arrays(c);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+static gz_vkx *create(const gpuzones_vk_create_info *info)
+{
+    PFN_vkGetInstanceProcAddr gipa = info->get_instance_proc_addr;
+    PFN_vkGetDeviceProcAddr gdpa = info->get_device_proc_addr;
+    if (!gdpa && gipa)
+        gdpa = (PFN_vkGetDeviceProcAddr)gipa(info->instance, "vkGetDeviceProcAddr");
+#define INST_FN(field, type, name) \
+    type field = info->field ? info->field : gipa ? (type)gipa(info->instance, name) : NULL
+    INST_FN(get_physical_device_properties, PFN_vkGetPhysicalDeviceProperties,
+            "vkGetPhysicalDeviceProperties");
+    INST_FN(get_queue_family_properties, PFN_vkGetPhysicalDeviceQueueFamilyProperties,
+            "vkGetPhysicalDeviceQueueFamilyProperties");
+    INST_FN(get_memory_properties, PFN_vkGetPhysicalDeviceMemoryProperties,
+            "vkGetPhysicalDeviceMemoryProperties");
+#undef INST_FN
+    if (!gdpa || !get_physical_device_properties || !get_queue_family_properties ||
+        !get_memory_properties || !info->physical_device || !info->device) {
+        gz_log("TracyVkContext: a handle or a Vulkan entry point is missing (pass "
+               "vkGetInstanceProcAddr and the VkInstance, or vkGetDeviceProcAddr); no context");
+        return NULL;
+    }
+    if (!info->queue != !info->cmdbuf) {
+        gz_log("TracyVkContext: give both a queue and a command buffer (or neither for the "
+               "host-calibrated form); no context");
+        return NULL;
+    }
+
+    gz_vkx *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->device = info->device;
+    pthread_mutex_init(&c->lock, NULL);
+    c->state = calloc(GZ_VKX_ZONES, 1);
+    c->have = calloc(GZ_VKX_ZONES, 1);
+    c->seq = calloc(GZ_VKX_ZONES, sizeof *c->seq);
+    c->srcloc = calloc(GZ_VKX_ZONES, sizeof *c->srcloc);
+    c->begin = calloc(GZ_VKX_ZONES, sizeof *c->begin);
+    c->end = calloc(GZ_VKX_ZONES, sizeof *c->end);
+    if (!c->state || !c->have || !c->seq || !c->srcloc || !c->begin || !c->end ||
+        !load_device_fns(c, gdpa)) {
+        gz_log("TracyVkContext: out of memory or device functions missing; no context");
+        release(c);
+        return NULL;
+    }
+
+    VkPhysicalDeviceProperties props;
+    get_physical_device_properties(info->physical_device, &props);
+    snprintf(c->device_name, sizeof c->device_name, "%s", props.deviceName);
+    VkPhysicalDeviceMemoryProperties memory;
+    get_memory_properties(info->physical_device, &memory);
+
+    /* The layer's queue track when the layer times this queue. */
+    gz_vk_queue_share share = {0};
+    c->shared = info->queue && gz_vk_queue_find(info->queue, &share);
+    uint32_t bits = c->shared ? share.valid_bits
+                              : valid_bits_of(get_queue_family_properties, info->physical_device);
+    if (!bits) {
+        gz_log("TracyVkContext: %s has no timestamps (timestampValidBits = 0); no context",
+               c->device_name);
+        release(c);
+        return NULL;
+    }
+
+    PFN_vkResetQueryPool host_reset = info->reset_query_pool;
+    if (!host_reset && c->shared && share.host_query_reset)
+        host_reset = (PFN_vkResetQueryPool)gdpa(c->device, "vkResetQueryPool");
+    c->f.vk.ResetQueryPool = host_reset;
+    c->host_reset = host_reset != NULL;
+
+    if (info->calibrated && !c->shared) {
+        PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT gtd = info->get_time_domains;
+        c->f.vk.GetCalibratedTimestampsEXT = info->get_calibrated_timestamps;
+        if (!gtd && gipa)
+            gtd = (PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT)gipa(
+                info->instance, "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT");
+        if (!c->f.vk.GetCalibratedTimestampsEXT)
+            c->f.vk.GetCalibratedTimestampsEXT =
+                (PFN_vkGetCalibratedTimestampsEXT)gdpa(c->device, "vkGetCalibratedTimestampsEXT");
+        if (c->f.vk.GetCalibratedTimestampsEXT)
+            c->host_domain = pick_host_domain(info, gtd);
+        if (!c->host_domain)
+            gz_log("TracyVkContextCalibrated: %s offers no calibrated DEVICE + CLOCK_MONOTONIC"
+                   "[_RAW] timestamps (is VK_EXT_calibrated_timestamps enabled?); using a "
+                   "sync point and read-back bounds instead",
+                   c->device_name);
+    }
+    if (!info->queue && !c->host_domain) {
+        gz_log("TracyVkContextHostCalibrated: needs calibrated timestamps; no context");
+        release(c);
+        return NULL;
+    }
+    if (!info->queue && !c->host_reset) {
+        gz_log("TracyVkContextHostCalibrated: vkResetQueryPool is missing; no context");
+        release(c);
+        return NULL;
+    }
+
+    VkQueryPoolCreateInfo pool_info = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                       .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                       .queryCount = GZ_VKX_CALIB_QUERY + 1};
+    if (c->f.vk.CreateQueryPool(c->device, &pool_info, NULL, &c->pool) != VK_SUCCESS ||
+        !gz_vk_hostbuf_create_on(&c->f.vk, c->device, &memory,
+                                 GZ_VKX_COPIES * GZ_VKX_REGION + 1, &c->buf)) {
+        gz_log("TracyVkContext: cannot create the timestamp queries on %s; no context",
+               c->device_name);
+        release(c);
+        return NULL;
+    }
+
+    if (c->shared) {
+        c->track = share.track;
+    } else {
+        char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 32];
+        snprintf(name, sizeof name, "TracyVk %.*s", (int)strcspn(c->device_name, "("),
+                 c->device_name);
+        c->track = gz_track_new(GZ_API_VULKAN, name, props.limits.timestampPeriod, bits, 0);
+    }
+    gz_vkx_calibrate(c, true);
+    if (c->host_reset)
+        c->f.vk.ResetQueryPool(c->device, c->pool, 0, GZ_VKX_CALIB_QUERY + 1);
+    if (info->queue && !first_submit(c, info->queue, info->cmdbuf, !c->shared && !c->host_domain)) {
+        gz_log("TracyVkContext: the first submission on %s failed; no context", c->device_name);
+        release(c);
+        return NULL;
+    }
+    c->collector = gz_collector_add(collect_hook, c);
+    return c;
+}
+
+gpuzones_vk_ctx *gpuzones_vk_context_create(const gpuzones_vk_create_info *info)
+{
+    if (!info || !gz_client_start())
+        return NULL;
+    gz_vkx *c = create(info);
+    if (!c)
+        return NULL;
+    uint32_t i = __atomic_fetch_add(&nhandles, 1, __ATOMIC_RELAXED);
+    if (i >= MAX_CONTEXTS) {
+        gz_log("TracyVkContext: more than %u Vulkan contexts in this process; no context",
+               MAX_CONTEXTS);
+        gz_collector_remove(c->collector);
+        release(c);
+        return NULL;
+    }
+    __atomic_store_n(&handles[i].impl, c, __ATOMIC_RELEASE);
+    return &handles[i];
+}
+
+void gpuzones_vk_context_name(gpuzones_vk_ctx *h, const char *name, size_t len)
+{
+    gz_vkx *c = gz_vkx_from_handle(h, "TracyVkContextName");
+    if (!c || !name || !len)
+        return;
+    if (c->shared) {
+        /* The layer names the queue's track; one name per track. */
+        static int once;
+        gz_log_once(&once, "TracyVkContextName: the context shares the layer's queue track, "
+                           "which keeps the queue's name");
+        return;
+    }
+    char buf[256];
+    snprintf(buf, sizeof buf, "%.*s", (int)(len < 255 ? len : 255), name);
+    gz_track_set_name(c->track, buf);
+}
+
+void gpuzones_vk_context_destroy(gpuzones_vk_ctx *h)
+{
+    gz_vkx *c = gz_vkx_from_handle(h, "TracyVkDestroy");
+    if (!c)
+        return;
+    __atomic_store_n(&h->impl, NULL, __ATOMIC_RELEASE);
+    /* The worker may be inside our collector: remove waits for it. */
+    gz_collector_remove(c->collector);
+    pthread_mutex_lock(&c->lock);
+    gz_vkx_harvest(c, true);
+    gz_vkx_drop_pending(c);
+    pthread_mutex_unlock(&c->lock);
+    release(c);
+}
