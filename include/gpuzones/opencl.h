@@ -108,7 +108,8 @@ static inline void gpuzones_cl_zone_cleanup_(gpuzones_cl_zone *zone)
 {
     gpuzones_cl_zone_end(zone);
 }
-#define GPUZONES_CL_SCOPED_ __attribute__((cleanup(gpuzones_cl_zone_cleanup_)))
+/* unused: clang counts a variable only read by its cleanup as unused */
+#define GPUZONES_CL_SCOPED_ __attribute__((cleanup(gpuzones_cl_zone_cleanup_), unused))
 
 #ifndef GPUZONES_NO_TRACY_NAMES
 #define TracyCLContext(context, device) GpuzonesCLContext(context, device)

@@ -53,7 +53,7 @@ struct gpuzones_gl_scoped_ {
 #define GPUZONES_GL_SCOPED_(var, id, active) gpuzones_gl_scoped_ var(gpuzones_gl_zone_begin((id), (active)))
 #else
 #define GPUZONES_GL_SCOPED_(var, id, active)                                        \
-    gpuzones_gl_zone var __attribute__((cleanup(gpuzones_gl_zone_end))) =            \
+    gpuzones_gl_zone var __attribute__((cleanup(gpuzones_gl_zone_end), unused)) =    \
         gpuzones_gl_zone_begin((id), (active))
 #endif
 

@@ -108,7 +108,8 @@ private:
     gpuzones::VkZoneScope var((ctx), (cmdbuf), (id), (active))
 #else
 #define GPUZONES_VK_SCOPE_(var, ctx, cmdbuf, id, active)                                   \
-    gpuzones_vk_zone var __attribute__((cleanup(gpuzones_vk_zone_end))) =                  \
+    /* unused: clang counts a variable only read by its cleanup as unused */ \
+    gpuzones_vk_zone var __attribute__((cleanup(gpuzones_vk_zone_end), unused)) =          \
         gpuzones_vk_zone_begin((ctx), (cmdbuf), (id), (active))
 #endif
 
