@@ -72,6 +72,10 @@ typedef struct gz_vk_queue gz_vk_queue;
 typedef struct gz_vk_cmdbuf gz_vk_cmdbuf;
 
 GZ_EXPORT gz_vk_device *gz_vk_device_new(const gz_vk_device_info *info);
+/* The host clock a device can be calibrated against, from the domains it
+ * lists: CLOCK_MONOTONIC, else CLOCK_MONOTONIC_RAW (translated at each
+ * sample), else 0 (also when it lists no device domain). */
+GZ_EXPORT VkTimeDomainEXT gz_vk_pick_host_domain(const VkTimeDomainEXT *domains, uint32_t n);
 /* Reads back what completed, releases everything. The app guarantees (spec)
  * that no work of the device is pending. */
 GZ_EXPORT void gz_vk_device_destroy(gz_vk_device *dev);

@@ -189,7 +189,7 @@ void gz_vk_hostbuf_clear(gz_vk_hostbuf *b, uint32_t first, uint32_t count);
 bool gz_vk_hostbuf_read(const gz_vk_hostbuf *b, uint32_t first, uint32_t count, uint64_t *values);
 /* Records the copy of count results into the buffer, made visible to the
  * host. Outside a render pass. */
-void gz_vk_cmd_copy_results(gz_vk_device *dev, VkCommandBuffer cb, VkQueryPool pool,
+void gz_vk_cmd_copy_results(const gz_vk_fns *f, VkCommandBuffer cb, VkQueryPool pool,
                             uint32_t first_query, uint32_t count, const gz_vk_hostbuf *b,
                             uint32_t first_entry);
 

@@ -62,7 +62,7 @@ void gz_vk_cmdbuf_end(gz_vk_cmdbuf *cb)
     for (uint32_t c = 0; c < rec->nchunks; c++) {
         uint32_t count = c + 1 < rec->nchunks ? GZ_VK_LABEL_CHUNK : rec->used_in_chunk;
         uint32_t first = rec->chunks[c] * GZ_VK_LABEL_CHUNK;
-        gz_vk_cmd_copy_results(cb->dev, cb->handle, cb->dev->label_pool, first, count,
+        gz_vk_cmd_copy_results(&cb->dev->info.fns, cb->handle, cb->dev->label_pool, first, count,
                                &cb->dev->label_results, first);
     }
 }

@@ -154,6 +154,19 @@ gz_vk_queue *gz_vk_queue_get(gz_vk_device *dev, VkQueue handle, uint32_t family,
     return q;
 }
 
+VkTimeDomainEXT gz_vk_pick_host_domain(const VkTimeDomainEXT *domains, uint32_t n)
+{
+    bool device = false, mono = false, raw = false;
+    for (uint32_t i = 0; i < n; i++) {
+        device |= domains[i] == VK_TIME_DOMAIN_DEVICE_EXT;
+        mono |= domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
+        raw |= domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT;
+    }
+    if (!device)
+        return 0;
+    return mono ? VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT : raw ? VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT : 0;
+}
+
 /* Reads one (device, host) pair from the driver; host in CLOCK_MONOTONIC. */
 static bool read_calibrated(void *user, gz_calib_pair *out)
 {

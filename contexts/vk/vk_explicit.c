@@ -92,15 +92,7 @@ static VkTimeDomainEXT pick_host_domain(const gpuzones_vk_create_info *info,
     uint32_t n = 16;
     if (!gtd || gtd(info->physical_device, &n, domains) < 0)
         return 0;
-    bool device = false, mono = false, raw = false;
-    for (uint32_t i = 0; i < n; i++) {
-        device |= domains[i] == VK_TIME_DOMAIN_DEVICE_EXT;
-        mono |= domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
-        raw |= domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT;
-    }
-    if (!device)
-        return 0;
-    return mono ? VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT : raw ? VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT : 0;
+    return gz_vk_pick_host_domain(domains, n);
 }
 
 /* ---- creation ---------------------------------------------------------- */
@@ -180,15 +172,7 @@ static bool bracket_once(gz_vkx *c, VkQueue queue, VkCommandBuffer cb, uint64_t 
     f->CmdResetQueryPool(cb, c->pool, 0, GZ_VKX_CALIB_QUERY + 1);
     f->CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->pool, GZ_VKX_CALIB_QUERY);
     uint32_t entry = GZ_VKX_COPIES * GZ_VKX_REGION;
-    f->CmdCopyQueryPoolResults(cb, c->pool, GZ_VKX_CALIB_QUERY, 1, c->buf.buffer,
-                               (VkDeviceSize)entry * GZ_VK_RESULT_SIZE, GZ_VK_RESULT_SIZE,
-                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT |
-                                   VK_QUERY_RESULT_WAIT_BIT);
-    VkMemoryBarrier to_host = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                               .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-                               .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
-    f->CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
-                          &to_host, 0, NULL, 0, NULL);
+    gz_vk_cmd_copy_results(f, cb, c->pool, GZ_VKX_CALIB_QUERY, 1, &c->buf, entry);
     if (f->EndCommandBuffer(cb) != VK_SUCCESS)
         return false;
     VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,

@@ -95,11 +95,10 @@ bool gz_vk_hostbuf_read(const gz_vk_hostbuf *b, uint32_t first, uint32_t count, 
     return true;
 }
 
-void gz_vk_cmd_copy_results(gz_vk_device *dev, VkCommandBuffer cb, VkQueryPool pool,
+void gz_vk_cmd_copy_results(const gz_vk_fns *f, VkCommandBuffer cb, VkQueryPool pool,
                             uint32_t first_query, uint32_t count, const gz_vk_hostbuf *b,
                             uint32_t first_entry)
 {
-    const gz_vk_fns *f = &dev->info.fns;
     /* The timestamps come from earlier commands of this queue: WAIT makes
      * the copy wait for them; the barrier makes the copy visible to the
      * host once the submission has run. */

@@ -99,7 +99,7 @@ static bool record_block(gz_vk_queue *q, uint32_t block)
         if (!dev->info.host_query_reset)
             f->CmdResetQueryPool(cbs[i], q->pool, first + i, 1);
         f->CmdWriteTimestamp(cbs[i], VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, q->pool, first + i);
-        gz_vk_cmd_copy_results(dev, cbs[i], q->pool, first + i, 1, &q->results_buf, first + i);
+        gz_vk_cmd_copy_results(&dev->info.fns, cbs[i], q->pool, first + i, 1, &q->results_buf, first + i);
         if (f->EndCommandBuffer(cbs[i]) != VK_SUCCESS) {
             f->FreeCommandBuffers(d, q->cmd_pool, GZ_VK_SLOT_BLOCK, cbs);
             return false;

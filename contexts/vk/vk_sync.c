@@ -65,7 +65,7 @@ static bool sync_init(gz_vk_queue *q)
     /* The event before the copy: the copy's cost would otherwise widen the
      * bracket on its late side only, and bias its middle. */
     f->CmdSetEvent(q->sync.cb, q->sync.event, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT);
-    gz_vk_cmd_copy_results(dev, q->sync.cb, q->sync.pool, 0, 1, &q->results_buf, SYNC_ENTRY);
+    gz_vk_cmd_copy_results(&dev->info.fns, q->sync.cb, q->sync.pool, 0, 1, &q->results_buf, SYNC_ENTRY);
     if (f->EndCommandBuffer(q->sync.cb) != VK_SUCCESS)
         goto fail_cb;
     if (dev->info.host_query_reset)

@@ -156,15 +156,7 @@ static VkTimeDomainEXT host_domain(layer_instance *inst, VkPhysicalDevice phys, 
         n = 16;
     if (get(phys, &n, domains) < VK_SUCCESS)
         return 0;
-    bool device = false, mono = false, raw = false;
-    for (uint32_t i = 0; i < n; i++) {
-        device |= domains[i] == VK_TIME_DOMAIN_DEVICE_EXT;
-        mono |= domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
-        raw |= domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT;
-    }
-    if (!device)
-        return 0;
-    return mono ? VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT : raw ? VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT : 0;
+    return gz_vk_pick_host_domain(domains, n);
 }
 
 static void load_device_fns(layer_device *dev)
