@@ -7,9 +7,14 @@
  * values read out of order (a zone older than the first calibration) stay
  * above it. */
 #define ORIGIN_MARGIN_TICKS (1ull << 40)
-/* Two tight samples this far apart in GPU time give the drift to within a
- * few ppm (their brackets are microseconds wide). */
+/* Two samples this far apart in GPU time whose deviations add up to at
+ * most SETTLE_PPM of the span give the drift to within that. A wide first
+ * sample (a slow read on a loaded machine) must not count: with it the
+ * model could keep a zero drift that a later tight sample does not refute,
+ * and the first second of zones would be off by the real drift times the
+ * distance to that sample. */
 #define SETTLE_SPAN_NS 100000000ull
+#define SETTLE_PPM 100.0
 
 void gz_gpu_clock_init(gz_gpu_clock *c, double period_ns, uint32_t valid_bits)
 {
@@ -19,7 +24,7 @@ void gz_gpu_clock_init(gz_gpu_clock *c, double period_ns, uint32_t valid_bits)
     gz_unwrap_init(&c->unwrap, valid_bits);
     c->have_origin = c->have_base = false;
     c->have_first_pair = c->settled = false;
-    c->first_pair_ns = 0;
+    c->first_pair_ns = c->first_pair_dev_ns = 0;
     c->origin = c->base = 0;
     gz_model_init(&c->model);
 }
@@ -88,11 +93,21 @@ void gz_gpu_clock_add_pair(gz_gpu_clock *c, gz_calib_method method, uint64_t raw
                        .host_ns = host_ns,
                        .deviation_ns = deviation_ns > tick ? deviation_ns : tick};
     gz_model_add_pair(&c->model, method, &p);
-    if (!c->have_first_pair) {
+    if (c->settled)
+        return;
+    if (c->have_first_pair && p.gpu_ns >= c->first_pair_ns + SETTLE_SPAN_NS) {
+        uint64_t span = p.gpu_ns - c->first_pair_ns;
+        if ((double)c->first_pair_dev_ns + (double)p.deviation_ns <= span * (SETTLE_PPM * 1e-6)) {
+            c->settled = true;
+            return;
+        }
+    }
+    /* A tighter sample is the better anchor, even though the span then
+     * starts again: a wide anchor would take seconds to settle. */
+    if (!c->have_first_pair || p.deviation_ns < c->first_pair_dev_ns) {
         c->have_first_pair = true;
         c->first_pair_ns = p.gpu_ns;
-    } else if (p.gpu_ns >= c->first_pair_ns + SETTLE_SPAN_NS) {
-        c->settled = true;
+        c->first_pair_dev_ns = p.deviation_ns;
     }
 }
 

@@ -22,10 +22,12 @@ typedef struct gz_gpu_clock {
     uint64_t origin; /* ticks */
     bool have_base;
     uint64_t base; /* unwrapped start of the latest submission: zones follow it */
-    /* GPU ns of the first pair or sync point; settled once another came
-     * SETTLE_SPAN later (the drift is known from then on). */
+    /* The anchor: an early pair or sync point (the tightest seen while no
+     * other is far enough from it); settled once another one lies at least
+     * SETTLE_SPAN after it and both together fix the drift to SETTLE_PPM
+     * (the drift is known from then on). */
     bool have_first_pair, settled;
-    uint64_t first_pair_ns;
+    uint64_t first_pair_ns, first_pair_dev_ns;
     gz_clock_model model;
 } gz_gpu_clock;
 
