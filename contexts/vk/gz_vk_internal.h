@@ -185,6 +185,8 @@ bool gz_vk_hostbuf_create_on(const gz_vk_fns *f, VkDevice d,
 void gz_vk_hostbuf_destroy_on(const gz_vk_fns *f, VkDevice d, gz_vk_hostbuf *b);
 /* Marks entries unavailable before the submission that will fill them. */
 void gz_vk_hostbuf_clear(gz_vk_hostbuf *b, uint32_t first, uint32_t count);
+/* Whether all count entries are available. */
+bool gz_vk_hostbuf_ready(const gz_vk_hostbuf *b, uint32_t first, uint32_t count);
 /* Values of count entries, or false when any is not available yet. */
 bool gz_vk_hostbuf_read(const gz_vk_hostbuf *b, uint32_t first, uint32_t count, uint64_t *values);
 /* Records the copy of count results into the buffer, made visible to the

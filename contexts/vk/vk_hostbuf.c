@@ -84,6 +84,14 @@ void gz_vk_hostbuf_clear(gz_vk_hostbuf *b, uint32_t first, uint32_t count)
     memset(&b->results[2 * (size_t)first], 0, (size_t)count * GZ_VK_RESULT_SIZE);
 }
 
+bool gz_vk_hostbuf_ready(const gz_vk_hostbuf *b, uint32_t first, uint32_t count)
+{
+    for (uint32_t i = 0; i < count; i++)
+        if (!__atomic_load_n(&b->results[2 * (size_t)(first + i) + 1], __ATOMIC_ACQUIRE))
+            return false;
+    return true;
+}
+
 bool gz_vk_hostbuf_read(const gz_vk_hostbuf *b, uint32_t first, uint32_t count, uint64_t *values)
 {
     for (uint32_t i = 0; i < count; i++) {

@@ -365,10 +365,33 @@ static void count_batch_drops(gz_vk_queue *q, const gz_vk_record *r)
     gz_count_dropped_zones(q->track, 1 + cmdbufs);
 }
 
+/* Whether the label timestamps the app's command buffers copied are all
+ * in host memory. Their copies are separate commands from the batch's own
+ * results copy, with no order between them that the host could rely on:
+ * the batch waits until they are there too. */
+static bool labels_ready(gz_vk_queue *q, const gz_vk_record *r)
+{
+    for (uint32_t j = 0; j + 1 < r->nslots; j++) {
+        const gz_vk_slot *s = &q->slots[r->first + j];
+        const gz_vk_recording *rec = s->rec;
+        if (!rec || !rec->timed || !s->labels_timed)
+            continue;
+        for (uint32_t c = 0; c < rec->nchunks; c++) {
+            uint32_t count = c + 1 < rec->nchunks ? GZ_VK_LABEL_CHUNK : rec->used_in_chunk;
+            if (!gz_vk_hostbuf_ready(&q->dev->label_results, rec->chunks[c] * GZ_VK_LABEL_CHUNK,
+                                     count))
+                return false;
+        }
+    }
+    return true;
+}
+
 /* One completed batch → items. Returns false when it is not complete. */
 static bool harvest_batch(gz_vk_queue *q, const gz_vk_record *r, bool final)
 {
     uint64_t ticks[GZ_VK_RING_SLOTS];
+    if (!final && !labels_ready(q, r))
+        return false;
     if (!gz_vk_hostbuf_read(&q->results_buf, r->first, r->nslots, ticks)) {
         if (!final)
             return false;
