@@ -42,8 +42,9 @@ gz_jsonw *gz_trace_writer(gz_trace *t);
 /* Hands buffered events to the kernel; false once writing has failed. */
 bool gz_trace_flush(gz_trace *t);
 
-/* Writes the totals event and the closing bracket, and closes the file. */
-void gz_trace_close(gz_trace *t, uint64_t zones_written, uint64_t zones_dropped,
-                    uint64_t items_dropped);
+/* Writes the totals event and the closing bracket, and closes the file.
+ * zones_produced = zones_written + zones_dropped when nothing was lost. */
+void gz_trace_close(gz_trace *t, uint64_t zones_produced, uint64_t zones_written,
+                    uint64_t zones_dropped, uint64_t items_dropped);
 
 #endif

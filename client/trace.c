@@ -195,13 +195,15 @@ bool gz_trace_flush(gz_trace *t)
     return true;
 }
 
-void gz_trace_close(gz_trace *t, uint64_t zones_written, uint64_t zones_dropped,
-                    uint64_t items_dropped)
+void gz_trace_close(gz_trace *t, uint64_t zones_produced, uint64_t zones_written,
+                    uint64_t zones_dropped, uint64_t items_dropped)
 {
     if (writable(t)) {
         gz_jsonw_lit(&t->w, "{\"ph\":\"M\",\"name\":\"gpuzones_totals\",\"pid\":");
         gz_jsonw_i64(&t->w, t->pid);
-        gz_jsonw_lit(&t->w, ",\"args\":{\"zones_written\":");
+        gz_jsonw_lit(&t->w, ",\"args\":{\"zones_produced\":");
+        gz_jsonw_u64(&t->w, zones_produced);
+        gz_jsonw_lit(&t->w, ",\"zones_written\":");
         gz_jsonw_u64(&t->w, zones_written);
         gz_jsonw_lit(&t->w, ",\"zones_dropped\":");
         gz_jsonw_u64(&t->w, zones_dropped);

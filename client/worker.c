@@ -60,8 +60,9 @@ typedef struct worker {
     gz_trace trace;
     gz_summary *summary;
     track tracks[GZ_MAX_TRACKS];
+    uint64_t zones_received; /* zone items taken from the queue */
     uint64_t zones_written;
-    uint64_t zones_dropped_here;
+    uint64_t zones_dropped_here; /* for a track never created (a corrupt item) */
     uint64_t zones_unwritten; /* converted but the trace file had failed */
     uint16_t dirty[GZ_MAX_TRACKS]; /* tracks with zones waiting to be written */
     uint64_t now;                  /* host time of the drain cycle being processed */
@@ -352,9 +353,12 @@ static void gpu_zone(worker *w, const gz_item *it)
 {
     track *t = &w->tracks[it->track];
     gz_gpu_clock *clock = t->used ? clock_of(w, t) : NULL;
+    w->zones_received++;
     if (!clock) {
         if (t->used)
             t->dropped++;
+        else
+            w->zones_dropped_here++;
         return;
     }
     if (t->ncycle == t->cap) {
@@ -541,16 +545,20 @@ static void finish(worker *w)
 {
     w->now = gz_host_now_ns();
     write_cycles(w, true);
-    uint64_t zones_dropped = 0;
+    /* Produced: every zone a context made, whether it reached the queue
+     * (received here) or was counted dropped before; each one is written
+     * or dropped, which the tests check. */
+    uint64_t zones_dropped = w->zones_dropped_here, zones_produced = w->zones_received;
     for (uint16_t id = 1; id < GZ_MAX_TRACKS; id++) {
         track *t = &w->tracks[id];
+        zones_produced += track_drops(id);
         zones_dropped += track_drops(id) + (t->used ? t->dropped : 0);
         free(t->cycle);
         t->cycle = NULL;
     }
     uint64_t items_dropped = gz_queue_dropped(&gz_the_client.queue);
     report_calibrations(w, true);
-    gz_trace_close(&w->trace, w->zones_written, zones_dropped, items_dropped);
+    gz_trace_close(&w->trace, zones_produced, w->zones_written, zones_dropped, items_dropped);
     if (gz_the_client.cfg.summary)
         print_summary(w, zones_dropped, items_dropped);
 }

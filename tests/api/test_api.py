@@ -175,6 +175,8 @@ def check_zones_trace(tag, r, trace, frames_n, clock):
         return
     check("enabled 1" in r.stdout, "%s: GpuzonesIsEnabled() is not 1" % tag)
     t = gztrace.load(trace)
+    for e in t.accounting_errors():
+        check(False, "%s: %s" % (tag, e))
     tracks = t.gpu_tracks()
     if not check(len(tracks) == 1, "%s: %d GPU tracks, expected 1" % (tag, len(tracks))):
         return

@@ -103,6 +103,8 @@ def main():
             return 1
         t0, t1 = parse_truth(truth0), parse_truth(truth1)
         trace = gztrace.load(trace_path)
+        for e in trace.accounting_errors():
+            check(False, e)
 
     # behaviour unchanged
     for name, ok in sorted(t1["result"].items()):

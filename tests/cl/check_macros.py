@@ -60,6 +60,7 @@ def main():
             print("FAIL: the sample failed (exit %d)" % p.returncode)
             return 1
         trace = gztrace.load(trace_path)
+        errors += trace.accounting_errors()
 
         off_path = os.path.join(tmp, "off.json")
         q = subprocess.run([os.path.abspath(args.sample_off), str(ITERATIONS)], cwd=tmp,

@@ -30,6 +30,8 @@ def check(cond, msg):
 
 def spin_zones(trace_path):
     t = gztrace.load(trace_path)
+    for e in t.accounting_errors():
+        check(False, "%s: %s" % (trace_path, e))
     tracks = [tid for tid, n in t.thread_names().items() if n and " queue 1 (in-order)" in n]
     return len(t.gpu_zones(tid=tracks[0], name="spin")) if len(tracks) == 1 else 0
 

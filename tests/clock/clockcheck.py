@@ -153,6 +153,7 @@ def run_sample(args, fault_env, run_s, tmp, tag):
         trace = gztrace.load(trace_path, strict=True)
     except (OSError, gztrace.TraceError) as e:
         return None, None, stderr, errors + ["%s: trace: %s" % (tag, e)]
+    errors += ["%s: %s" % (tag, e) for e in trace.accounting_errors()]
     try:
         pairs = read_log(log_path)
     except (OSError, ValueError) as e:

@@ -63,6 +63,8 @@ with tempfile.TemporaryDirectory(prefix="gz-load-") as tmp:
         failures.append("the totals say something was dropped: %s" % totals)
     elif totals.get("zones_written") != threads * zones:
         failures.append("totals say %s zones written" % totals.get("zones_written"))
+    elif totals.get("zones_produced") != threads * zones:
+        failures.append("totals say %s zones produced" % totals.get("zones_produced"))
 for f in failures:
     print("FAIL: " + f)
 print("pass" if not failures else "")

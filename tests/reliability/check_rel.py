@@ -118,6 +118,9 @@ def main():
             trace = None
         if trace is not None and not trace.complete:
             failures.append("the trace file was not ended")
+        elif trace is not None:
+            # Faults may drop zones; none may vanish.
+            failures += trace.accounting_errors(dropped=None)
         said = "\n".join(gz_lines)
         if trace is not None:
             failures += check(args.scenario, p, base, trace, said, tmp)

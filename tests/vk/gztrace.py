@@ -86,6 +86,32 @@ class Trace:
         found = self.metadata("gpuzones_totals")
         return found[-1] if found else None
 
+    def accounting_errors(self, produced=None, dropped=0):
+        """Nothing lost: the totals event is there, zones produced = written +
+        dropped, written = the GPU zone events in the file, and (where the
+        test knows them) produced and dropped are what the program made and
+        what it was meant to lose.  Returns a list of problems."""
+        tot = self.totals()
+        if tot is None:
+            return ["no gpuzones_totals event"]
+        a = tot.get("args", {})
+        missing = [k for k in ("zones_produced", "zones_written", "zones_dropped",
+                               "items_dropped") if not isinstance(a.get(k), int)]
+        if missing:
+            return ["gpuzones_totals lacks %s: %s" % (", ".join(missing), a)]
+        errors = []
+        n_p, n_w, n_d = a["zones_produced"], a["zones_written"], a["zones_dropped"]
+        if n_p != n_w + n_d:
+            errors.append("zones produced %d != written %d + dropped %d" % (n_p, n_w, n_d))
+        in_file = len(self.zones(cat="gpu"))
+        if in_file != n_w:
+            errors.append("%d GPU zone events in the file, totals say %d written" % (in_file, n_w))
+        if produced is not None and n_p != produced:
+            errors.append("zones produced %d, the program made %d" % (n_p, produced))
+        if dropped is not None and n_d != dropped:
+            errors.append("%d zones dropped, expected %d" % (n_d, dropped))
+        return errors
+
     # ---- zones ---------------------------------------------------------------
 
     def zones(self, cat=None, tid=None, name=None, level=None):

@@ -185,8 +185,9 @@ def synthesize(truth):
     # parents first within each track: start time, longer first
     ev.sort(key=lambda e: (e.get("ts", 0), -e.get("dur", 0)))
     total = {"ph": "M", "name": "gpuzones_totals", "pid": pid,
-             "args": {"zones_written": sum(1 for e in ev if e["ph"] == "X"), "zones_dropped": 0,
-                      "items_dropped": 0}}
+             "args": {"zones_produced": sum(1 for e in ev if e["ph"] == "X" and e["cat"] == "gpu"),
+                      "zones_written": sum(1 for e in ev if e["ph"] == "X" and e["cat"] == "gpu"),
+                      "zones_dropped": 0, "items_dropped": 0}}
     return meta + ev + [total]
 
 
@@ -340,7 +341,16 @@ def mutations(truth):
 
     def dropped(ev):
         ev[-1]["args"]["zones_dropped"] = 3
+        ev[-1]["args"]["zones_produced"] += 3
     out.append(("dropped zones in the totals", dropped))
+
+    def lost(ev):
+        ev[-1]["args"]["zones_produced"] += 1
+    out.append(("a zone produced but neither written nor dropped", lost))
+
+    def unwritten(ev):
+        ev.remove(first(ev, lambda e: level(e, "submit")))
+    out.append(("a written zone missing from the file", unwritten))
 
     if any(l["parent"] >= 0 for l in truth["labels"]):
         def overlap(ev):
@@ -447,6 +457,9 @@ def selftest_case(program, case, tmp):
     for what, change in acceptable(truth):
         ev = copy.deepcopy(good)
         change(ev)
+        # A layer that leaves a zone out does not produce it.
+        n = sum(1 for e in ev if e.get("ph") == "X" and e.get("cat") == "gpu")
+        ev[-1]["args"].update(zones_produced=n, zones_written=n)
         write_trace(ev, path)
         ck = check(truth, path)
         problems += ["%s: %s: a correct trace was rejected: %s" % (case, what, e) for e in ck.errors[:5]]
