@@ -16,7 +16,14 @@ bool gz_queue_init(gz_queue *q, uint32_t capacity)
         return false;
     }
     q->capacity = capacity;
-    pthread_mutex_init(&q->lock, NULL);
+    /* The critical section is a copy of a few items: under contention a
+     * short spin before sleeping costs far less than the futex round trip
+     * (2 producers were 4× slower in total than 1 with a plain mutex). */
+    pthread_mutexattr_t mattr;
+    pthread_mutexattr_init(&mattr);
+    pthread_mutexattr_settype(&mattr, PTHREAD_MUTEX_ADAPTIVE_NP);
+    pthread_mutex_init(&q->lock, &mattr);
+    pthread_mutexattr_destroy(&mattr);
     /* Timed waits use CLOCK_MONOTONIC so a wall-clock jump cannot stall the
      * worker. */
     pthread_condattr_t attr;
