@@ -8,7 +8,7 @@
  * 1 ms wait) and only counts them, so what is measured is the producers'
  * side. Each half holds 2^20 items (touched before timing), so refusals
  * (drops) are rare; they are printed. Prints one line: copy_mitems_s=…
- * q1_mitems_s=… q2_mitems_s=… (millions of items a second over the
+ * q1_mitems_s=… q2_mitems_s=… b1_… b2_… (the same in batches of 16; millions of items a second over the
  * producers' wall time), the same per second of the producers' own CPU time
  * (*_cpu_s: what a shared, loaded machine does not distort), the copy into
  * a buffer that stays in cache (copy_small_mitems_cpu_s), drops=… */
@@ -25,6 +25,9 @@
 /* A second limit: the same copy into a buffer that stays in cache (64 Ki
  * items, the client's default half), the cost of the copy alone. */
 #define SMALL (1u << 16)
+/* The contexts push what one harvested submission made in one call
+ * (gz_emit_n): e.g. a submit zone, its bounds and a dozen label zones. */
+#define BATCH 16u
 
 static uint64_t now_ns(void)
 {
@@ -65,6 +68,7 @@ static double copy_limit(uint64_t n, gz_item *buf, uint32_t size, double *cpu_ra
 struct run {
     gz_queue q;
     uint64_t per_producer;
+    uint32_t batch; /* items per push: 1, or a harvested batch's worth */
     atomic_bool stop;
     atomic_uint_fast64_t taken;
     atomic_uint_fast64_t producer_cpu_ns;
@@ -85,18 +89,22 @@ static void *producer(void *arg)
 {
     struct run *r = arg;
     uint64_t c0 = thread_cpu_ns();
-    for (uint64_t i = 0; i < r->per_producer; i++) {
-        gz_item it = make_item(i);
-        gz_queue_push(&r->q, &it);
+    gz_item items[BATCH];
+    for (uint64_t i = 0; i < r->per_producer; i += r->batch) {
+        for (uint32_t k = 0; k < r->batch; k++)
+            items[k] = make_item(i + k);
+        gz_queue_push_n(&r->q, items, r->batch);
     }
     atomic_fetch_add(&r->producer_cpu_ns, thread_cpu_ns() - c0);
     return NULL;
 }
 
-static double through_queue(uint64_t n, int producers, uint64_t *drops, double *cpu_rate)
+static double through_queue(uint64_t n, int producers, uint32_t batch, uint64_t *drops,
+                            double *cpu_rate)
 {
     static struct run r;
     memset(&r, 0, sizeof r);
+    r.batch = batch;
     if (!gz_queue_init(&r.q, HALF)) {
         fprintf(stderr, "gz-bench-queue: out of memory\n");
         exit(2);
@@ -105,7 +113,7 @@ static double through_queue(uint64_t n, int producers, uint64_t *drops, double *
      * start-up cost, not the queue's. */
     memset(r.q.half[0], 0, HALF * sizeof(gz_item));
     memset(r.q.half[1], 0, HALF * sizeof(gz_item));
-    r.per_producer = n / (uint64_t)producers;
+    r.per_producer = n / (uint64_t)producers / batch * batch;
     pthread_t c, p[2];
     pthread_create(&c, NULL, consumer, &r);
     uint64_t t0 = now_ns();
@@ -140,12 +148,17 @@ int main(int argc, char **argv)
     double copy_cpu, small_cpu, q1_cpu, q2_cpu;
     double copy = copy_limit(n, buf, HALF, &copy_cpu);
     copy_limit(n, buf, SMALL, &small_cpu);
-    double q1 = through_queue(n, 1, &drops, &q1_cpu);
-    double q2 = through_queue(n, 2, &drops, &q2_cpu);
+    double q1 = through_queue(n, 1, 1, &drops, &q1_cpu);
+    double q2 = through_queue(n, 2, 1, &drops, &q2_cpu);
+    double b1_cpu, b2_cpu;
+    double b1 = through_queue(n, 1, BATCH, &drops, &b1_cpu);
+    double b2 = through_queue(n, 2, BATCH, &drops, &b2_cpu);
     printf("copy_mitems_s=%.3f q1_mitems_s=%.3f q2_mitems_s=%.3f copy_mitems_cpu_s=%.3f "
-           "copy_small_mitems_cpu_s=%.3f q1_mitems_cpu_s=%.3f q2_mitems_cpu_s=%.3f drops=%llu\n",
+           "copy_small_mitems_cpu_s=%.3f q1_mitems_cpu_s=%.3f q2_mitems_cpu_s=%.3f "
+           "b1_mitems_s=%.3f b2_mitems_s=%.3f b1_mitems_cpu_s=%.3f b2_mitems_cpu_s=%.3f "
+           "drops=%llu\n",
            copy / 1e6, q1 / 1e6, q2 / 1e6, copy_cpu / 1e6, small_cpu / 1e6, q1_cpu / 1e6,
-           q2_cpu / 1e6,
+           q2_cpu / 1e6, b1 / 1e6, b2 / 1e6, b1_cpu / 1e6, b2_cpu / 1e6,
            (unsigned long long)drops);
     free(buf);
     return 0;
