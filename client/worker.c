@@ -549,6 +549,9 @@ static void finish(worker *w)
      * (received here) or was counted dropped before; each one is written
      * or dropped, which the tests check. */
     uint64_t zones_dropped = w->zones_dropped_here, zones_produced = w->zones_received;
+    /* Track 0: zones of contexts that got no track (more than GZ_MAX_TRACKS). */
+    zones_produced += track_drops(0);
+    zones_dropped += track_drops(0);
     for (uint16_t id = 1; id < GZ_MAX_TRACKS; id++) {
         track *t = &w->tracks[id];
         zones_produced += track_drops(id);
