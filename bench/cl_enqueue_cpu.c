@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "gz_bench.h"
+
 #define CHECK(x)                                                                                   \
     do {                                                                                           \
         cl_int e_ = (x);                                                                           \
@@ -24,25 +26,6 @@
     } while (0)
 
 static const char *source = "__kernel void bump(__global int *a) { a[get_global_id(0)] += 1; }";
-
-static double clock_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 int main(int argc, char **argv)
 {
@@ -73,10 +56,12 @@ int main(int argc, char **argv)
 
     double cpu[1000], wall[1000];
     for (int b = -2; b < blocks; b++) { /* two untimed blocks warm pocl up */
-        double c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), w0 = clock_ns(CLOCK_MONOTONIC);
+        double c0 = gz_bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+        double w0 = gz_bench_clock_ns(CLOCK_MONOTONIC);
         for (int i = 0; i < per_block; i++)
             CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL));
-        double c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID), w1 = clock_ns(CLOCK_MONOTONIC);
+        double c1 = gz_bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+        double w1 = gz_bench_clock_ns(CLOCK_MONOTONIC);
         CHECK(clFinish(q));
         if (b >= 0) {
             cpu[b] = (c1 - c0) / per_block;
@@ -84,7 +69,7 @@ int main(int argc, char **argv)
         }
     }
     printf("enqueues=%d blocks=%d cpu_ns_per_enqueue=%.1f wall_ns_per_enqueue=%.1f\n", per_block,
-           blocks, median(cpu, blocks), median(wall, blocks));
+           blocks, gz_bench_median(cpu, blocks), gz_bench_median(wall, blocks));
     clReleaseMemObject(buf);
     clReleaseKernel(k);
     clReleaseProgram(prog);

@@ -15,29 +15,12 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "gz_bench.h"
+
 static void die(const char *what)
 {
     fprintf(stderr, "gz-bench-gl-frame: %s\n", what);
     exit(1);
-}
-
-static double clock_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static void setup(EGLDisplay *dpy_out, EGLSurface *surf_out)
@@ -82,23 +65,23 @@ int main(int argc, char **argv)
     double group_ns[1000], swap_ns[1000], frame_wall_ns[1000];
     for (int b = -2; b < blocks; b++) { /* two untimed blocks warm llvmpipe up */
         double in_groups = 0, in_swaps = 0;
-        double w0 = clock_ns(CLOCK_MONOTONIC);
+        double w0 = gz_bench_clock_ns(CLOCK_MONOTONIC);
         for (int f = 0; f < frames; f++) {
-            double c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+            double c0 = gz_bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
             for (int g = 0; g < groups; g++) {
                 glPushDebugGroup(GL_DEBUG_SOURCE_APPLICATION, (GLuint)g, -1, "pass");
                 glClearColor((float)g / (float)groups, 0.5f, 0.25f, 1.0f);
                 glClear(GL_COLOR_BUFFER_BIT);
                 glPopDebugGroup();
             }
-            double c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+            double c1 = gz_bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
             eglSwapBuffers(dpy, surf);
-            double c2 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+            double c2 = gz_bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
             in_groups += c1 - c0;
             in_swaps += c2 - c1;
         }
         glFinish();
-        double w1 = clock_ns(CLOCK_MONOTONIC);
+        double w1 = gz_bench_clock_ns(CLOCK_MONOTONIC);
         if (b >= 0) {
             group_ns[b] = in_groups / ((double)frames * groups);
             swap_ns[b] = in_swaps / frames;
@@ -109,8 +92,8 @@ int main(int argc, char **argv)
         die("a GL error was raised");
     printf("frames=%d blocks=%d groups=%d cpu_ns_per_group=%.1f cpu_ns_per_swap=%.1f "
            "wall_ns_per_frame=%.1f\n",
-           frames, blocks, groups, median(group_ns, blocks), median(swap_ns, blocks),
-           median(frame_wall_ns, blocks));
+           frames, blocks, groups, gz_bench_median(group_ns, blocks), gz_bench_median(swap_ns, blocks),
+           gz_bench_median(frame_wall_ns, blocks));
     eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
     eglTerminate(dpy);
     return 0;
