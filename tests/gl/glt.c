@@ -1,15 +1,20 @@
 #define _GNU_SOURCE /* dl_iterate_phdr */
 /* A headless GL program for the shim's tests: EGL surfaceless (Mesa's
  * llvmpipe), a desktop GL 4.5 core context, rendering into an FBO with a
- * pbuffer bound only so that eglSwapBuffers marks the frames. Built twice:
- * calling GL through libepoxy (GLT_EPOXY) and linking libEGL/libGL
- * directly. It contains no gpuzones code; it writes what it knows on the
+ * pbuffer bound only so that eglSwapBuffers marks the frames. Built three
+ * times: calling GL through libepoxy (GLT_EPOXY), linking libEGL/libGL
+ * directly, and through libepoxy on GLX (GLT_GLX: an X window on $DISPLAY,
+ * Xvfb in the tests, a context from glXCreateContextAttribsARB, frames
+ * marked by glXSwapBuffers). It contains no gpuzones code; it writes what it knows on the
  * CPU (host times around its calls) as JSON lines for the checker.
  *
  *   glt groups TRUTH FRAMES   frames of nested debug groups
  *   glt state                 checks that no wrapped call changes the GL
  *                             state the program can observe; exit 1 if one does */
-#ifdef GLT_EPOXY
+#ifdef GLT_GLX
+#include <epoxy/gl.h>
+#include <epoxy/glx.h>
+#elif defined(GLT_EPOXY)
 #include <epoxy/egl.h>
 #include <epoxy/gl.h>
 #else
@@ -43,9 +48,17 @@ static void die(const char *what)
     exit(2);
 }
 
+#ifdef GLT_GLX
+static Display *xdpy;
+static Window win;
+static GLXContext ctx;
+#define SWAP_CALL "glXSwapBuffers"
+#else
 static EGLDisplay dpy;
 static EGLSurface pbuf;
 static EGLContext ctx;
+#define SWAP_CALL "eglSwapBuffers"
+#endif
 static GLuint prog, vao, fbo, tex;
 static GLint iters_loc;
 
@@ -72,7 +85,53 @@ static GLuint shader(GLenum type, const char *src)
     return s;
 }
 
-static void setup(void)
+#ifdef GLT_GLX
+static void setup_window_system(void)
+{
+    xdpy = XOpenDisplay(NULL);
+    if (!xdpy)
+        die("cannot open the X display ($DISPLAY)");
+    const int fb_attr[] = {GLX_X_RENDERABLE, True, GLX_DRAWABLE_TYPE, GLX_WINDOW_BIT,
+                           GLX_RENDER_TYPE, GLX_RGBA_BIT, GLX_DOUBLEBUFFER, True,
+                           GLX_RED_SIZE, 8, GLX_GREEN_SIZE, 8, GLX_BLUE_SIZE, 8, None};
+    int n = 0;
+    GLXFBConfig *cfgs = glXChooseFBConfig(xdpy, DefaultScreen(xdpy), fb_attr, &n);
+    if (!cfgs || n < 1)
+        die("no GLX framebuffer config");
+    GLXFBConfig cfg = cfgs[0];
+    XFree(cfgs);
+    XVisualInfo *vi = glXGetVisualFromFBConfig(xdpy, cfg);
+    if (!vi)
+        die("no visual for the GLX config");
+    Window root = RootWindow(xdpy, vi->screen);
+    XSetWindowAttributes swa = {.colormap = XCreateColormap(xdpy, root, vi->visual, AllocNone)};
+    win = XCreateWindow(xdpy, root, 0, 0, 16, 16, 0, vi->depth, InputOutput, vi->visual,
+                        CWColormap, &swa);
+    XFree(vi);
+    XMapWindow(xdpy, win);
+    if (!epoxy_has_glx_extension(xdpy, DefaultScreen(xdpy), "GLX_ARB_create_context_profile"))
+        die("no GLX_ARB_create_context_profile");
+    const int ctx_attr[] = {GLX_CONTEXT_MAJOR_VERSION_ARB, 4, GLX_CONTEXT_MINOR_VERSION_ARB, 5,
+                            GLX_CONTEXT_PROFILE_MASK_ARB, GLX_CONTEXT_CORE_PROFILE_BIT_ARB, None};
+    ctx = glXCreateContextAttribsARB(xdpy, cfg, NULL, True, ctx_attr);
+    if (!ctx || !glXMakeCurrent(xdpy, win, ctx))
+        die("no GL 4.5 core context on GLX");
+}
+
+static void swap(void)
+{
+    glXSwapBuffers(xdpy, win);
+}
+
+static void teardown(void)
+{
+    glXMakeCurrent(xdpy, None, NULL);
+    glXDestroyContext(xdpy, ctx);
+    XDestroyWindow(xdpy, win);
+    XCloseDisplay(xdpy);
+}
+#else
+static void setup_window_system(void)
 {
 #ifdef GLT_EPOXY
     dpy = eglGetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL);
@@ -101,6 +160,25 @@ static void setup(void)
     pbuf = eglCreatePbufferSurface(dpy, cfg, pb_attr);
     if (ctx == EGL_NO_CONTEXT || pbuf == EGL_NO_SURFACE || !eglMakeCurrent(dpy, pbuf, pbuf, ctx))
         die("no GL 4.5 core context");
+}
+
+static void swap(void)
+{
+    eglSwapBuffers(dpy, pbuf);
+}
+
+static void teardown(void)
+{
+    eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+    eglDestroyContext(dpy, ctx);
+    eglDestroySurface(dpy, pbuf);
+    eglTerminate(dpy);
+}
+#endif
+
+static void setup(void)
+{
+    setup_window_system();
     dl_iterate_phdr(keep_driver, NULL);
     GLuint vs = shader(GL_VERTEX_SHADER,
                        "#version 450\n"
@@ -154,14 +232,6 @@ static uint64_t read_result(void)
     return now_ns();
 }
 
-static void teardown(void)
-{
-    eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-    eglDestroyContext(dpy, ctx);
-    eglDestroySurface(dpy, pbuf);
-    eglTerminate(dpy);
-}
-
 static void push(const char *name)
 {
     glPushDebugGroup(GL_DEBUG_SOURCE_APPLICATION, 1, -1, name);
@@ -192,7 +262,7 @@ static int run_groups(const char *truth_path, int frames, int heavy)
         glPopDebugGroup();
         uint64_t r = read_result();
         uint64_t s0 = now_ns();
-        eglSwapBuffers(dpy, pbuf);
+        swap();
         uint64_t s1 = now_ns();
         fprintf(t,
                 "{\"ev\":\"frame\",\"frame\":%d,\"push\":{\"pass A\":%llu,\"inner\":%llu,"
@@ -250,7 +320,7 @@ static int run_macros(const char *truth_path, int frames, int heavy_iters)
             glPopDebugGroup();
         }
         uint64_t r = read_result();
-        eglSwapBuffers(dpy, pbuf);
+        swap();
         TracyGpuCollect;
         fprintf(t, "{\"ev\":\"frame\",\"frame\":%d,\"begin\":%llu,\"read\":%llu}\n", f,
                 (unsigned long long)a, (unsigned long long)r);
@@ -355,11 +425,11 @@ static int run_state(void)
         glEndQuery(GL_TIME_ELAPSED);
         glEndQuery(GL_SAMPLES_PASSED);
         glBeginQuery(GL_SAMPLES_PASSED, queries[0]);
-        CHECK_CALL("eglSwapBuffers", 0, eglSwapBuffers(dpy, pbuf));
+        CHECK_CALL(SWAP_CALL, 0, swap());
         glEndQuery(GL_SAMPLES_PASSED);
     }
     glFinish();
-    CHECK_CALL("eglSwapBuffers (after finish)", 0, eglSwapBuffers(dpy, pbuf));
+    CHECK_CALL(SWAP_CALL " (after finish)", 0, swap());
     uint32_t got[4];
     glGetBufferSubData(GL_QUERY_BUFFER, 0, sizeof got, got);
     if (memcmp(got, pattern, sizeof got)) {
