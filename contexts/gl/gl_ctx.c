@@ -13,7 +13,9 @@
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     void *key;
-    gz_gl_ctx *ctx; /* NULL: this context cannot time (told once) */
+    gz_gl_ctx *ctx; /* NULL: not current yet (taken_up false), or cannot time (told once) */
+    uint32_t number; /* place in creation order: "GL context N" */
+    bool taken_up;   /* made current once: ctx is final */
 } registry[REGISTRY_MAX];
 static uint32_t registry_n;
 static uint32_t contexts_made;
@@ -58,7 +60,7 @@ static void parse_version(const char *v, bool *gles, int *major, int *minor)
 
 /* The checks and the query ring; NULL (with one message) when the context
  * has no usable GPU timestamps. */
-static gz_gl_ctx *ctx_create(const gz_gl_fns *f)
+static gz_gl_ctx *ctx_create(const gz_gl_fns *f, uint32_t number)
 {
     static int no_fns_once, no_timer_once, no_bits_once;
     if (!f->GenQueries || !f->QueryCounter || !f->GetQueryObjectiv || !f->GetQueryObjectui64v ||
@@ -105,8 +107,8 @@ static gz_gl_ctx *ctx_create(const gz_gl_fns *f)
     pthread_mutex_init(&c->lock, NULL);
     f->GenQueries(GZ_GL_RING, c->queries);
     char name[160];
-    uint32_t n = __atomic_add_fetch(&contexts_made, 1, __ATOMIC_RELAXED);
-    snprintf(name, sizeof name, "GL context %u (%s)", n, (const char *)f->GetString(GL_RENDERER));
+    snprintf(name, sizeof name, "GL context %u (%s)", number,
+             (const char *)f->GetString(GL_RENDERER));
     c->track = gz_track_new(GZ_API_OPENGL, name, 1.0, c->valid_bits, 0);
     c->frame_name = gz_intern_cstr("frame");
     return c;
@@ -127,34 +129,49 @@ gz_gl_ctx *gz_gl_ctx_find(void *key)
     return c;
 }
 
+void gz_gl_ctx_created(void *key)
+{
+    if (!key)
+        return;
+    pthread_mutex_lock(&registry_lock);
+    bool known = false;
+    for (uint32_t i = 0; i < registry_n && !known; i++)
+        known = registry[i].key == key;
+    /* A full registry is reported when the context is made current. */
+    if (!known && registry_n < REGISTRY_MAX)
+        registry[registry_n++] = (__typeof__(registry[0])){.key = key, .number = ++contexts_made};
+    pthread_mutex_unlock(&registry_lock);
+}
+
 gz_gl_ctx *gz_gl_ctx_acquire(void *key, const gz_gl_fns *fns)
 {
     if (!key || !gz_client_start())
         return NULL;
     static int full_once;
     pthread_mutex_lock(&registry_lock);
-    for (uint32_t i = 0; i < registry_n; i++)
-        if (registry[i].key == key) {
-            gz_gl_ctx *c = registry[i].ctx;
-            if (c)
-                atomic_fetch_add(&c->refs, 1);
+    uint32_t i = 0;
+    while (i < registry_n && registry[i].key != key)
+        i++;
+    if (i == registry_n) {
+        if (registry_n == REGISTRY_MAX) {
+            gz_log_once(&full_once, "more than %d live GL contexts: no GPU zones for the others",
+                        REGISTRY_MAX);
             pthread_mutex_unlock(&registry_lock);
-            return c;
+            return NULL;
         }
-    gz_gl_ctx *c = NULL;
-    if (registry_n == REGISTRY_MAX) {
-        gz_log_once(&full_once, "more than %d live GL contexts: no GPU zones for the others",
-                    REGISTRY_MAX);
-    } else {
-        /* Created under the lock: the context is current on this thread
-         * only, and two threads never share one current context. */
-        c = ctx_create(fns);
-        registry[registry_n].key = key;
-        registry[registry_n].ctx = c;
-        registry_n++;
-        if (c)
-            atomic_fetch_add(&c->refs, 1);
+        /* Created before the shim saw it (or through a call we do not
+         * wrap): numbered now. */
+        registry[registry_n++] = (__typeof__(registry[0])){.key = key, .number = ++contexts_made};
     }
+    if (!registry[i].taken_up) {
+        /* Under the lock: the context is current on this thread only, and
+         * two threads never share one current context. */
+        registry[i].ctx = ctx_create(fns, registry[i].number);
+        registry[i].taken_up = true;
+    }
+    gz_gl_ctx *c = registry[i].ctx;
+    if (c)
+        atomic_fetch_add(&c->refs, 1);
     pthread_mutex_unlock(&registry_lock);
     return c;
 }

@@ -60,6 +60,10 @@ typedef struct gz_gl_ctx gz_gl_ctx;
  * why, and later calls return NULL cheaply). The caller holds a reference
  * until gz_gl_ctx_put. fns is copied; it is used only at creation. */
 GZ_EXPORT gz_gl_ctx *gz_gl_ctx_acquire(void *key, const gz_gl_fns *fns);
+/* The GL context behind key was just created (no GL calls: it is not
+ * current): its number on the timeline is its place in creation order.
+ * Contexts first seen at a make-current are numbered then. */
+GZ_EXPORT void gz_gl_ctx_created(void *key);
 /* The context for key if one exists, referenced; never creates. */
 GZ_EXPORT gz_gl_ctx *gz_gl_ctx_find(void *key);
 GZ_EXPORT void gz_gl_ctx_put(gz_gl_ctx *c);

@@ -1,6 +1,7 @@
-/* EGL wrappers: swaps mark frames, make-current and destroy follow the
- * contexts. eglCreateContext is not wrapped: query objects can be made
- * only with the context current, so a context is taken up at its first
+/* EGL wrappers: swaps mark frames; creation, make-current and destroy
+ * follow the contexts. Creation only registers the new context (its number
+ * on the timeline is its place in creation order): query objects can be
+ * made only with the context current, so its timing starts at its first
  * make-current. */
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
@@ -9,6 +10,7 @@
 
 typedef EGLBoolean (*swap_fn)(EGLDisplay, EGLSurface);
 typedef EGLBoolean (*swap_damage_fn)(EGLDisplay, EGLSurface, const EGLint *, EGLint);
+typedef EGLContext (*create_fn)(EGLDisplay, EGLConfig, EGLContext, const EGLint *);
 typedef EGLBoolean (*make_current_fn)(EGLDisplay, EGLSurface, EGLSurface, EGLContext);
 typedef EGLBoolean (*destroy_fn)(EGLDisplay, EGLContext);
 typedef EGLBoolean (*release_fn)(void);
@@ -53,6 +55,21 @@ EGLBoolean eglSwapBuffersWithDamageKHR(EGLDisplay dpy, EGLSurface surface, const
                                        EGLint n)
 {
     return swap_damage(GZ_SHIM_eglSwapBuffersWithDamageKHR, dpy, surface, rects, n);
+}
+
+GZ_EXPORT EGLContext eglCreateContext(EGLDisplay dpy, EGLConfig config, EGLContext share,
+                                      const EGLint *attribs);
+EGLContext eglCreateContext(EGLDisplay dpy, EGLConfig config, EGLContext share,
+                            const EGLint *attribs)
+{
+    create_fn real = (create_fn)gz_shim_real(GZ_SHIM_eglCreateContext);
+    if (!real)
+        return EGL_NO_CONTEXT;
+    EGLContext ctx = real(dpy, config, share, attribs);
+    /* A failed creation registers nothing and leaves eglGetError alone. */
+    if (ctx != EGL_NO_CONTEXT)
+        gz_gl_ctx_created(ctx);
+    return ctx;
 }
 
 GZ_EXPORT EGLBoolean eglMakeCurrent(EGLDisplay dpy, EGLSurface draw, EGLSurface read,

@@ -1,9 +1,14 @@
 /* GLX wrappers: the same as EGL's for programs on X. */
+#define GLX_GLXEXT_PROTOTYPES
 #include <GL/glx.h>
+#include <GL/glxext.h>
 
 #include "gz_gl_shim.h"
 
 typedef void (*swap_fn)(Display *, GLXDrawable);
+typedef GLXContext (*create_fn)(Display *, XVisualInfo *, GLXContext, Bool);
+typedef GLXContext (*create_new_fn)(Display *, GLXFBConfig, int, GLXContext, Bool);
+typedef GLXContext (*create_attribs_fn)(Display *, GLXFBConfig, GLXContext, Bool, const int *);
 typedef Bool (*make_current_fn)(Display *, GLXDrawable, GLXContext);
 typedef Bool (*make_context_current_fn)(Display *, GLXDrawable, GLXDrawable, GLXContext);
 typedef void (*destroy_fn)(Display *, GLXContext);
@@ -18,6 +23,41 @@ void glXSwapBuffers(Display *dpy, GLXDrawable drawable)
     gz_gl_frame_boundary(c, true);
     real(dpy, drawable);
     gz_gl_frame_boundary(c, false);
+}
+
+/* Creation registers the context (see shim_egl.c); a failed one, nothing. */
+static GLXContext created(GLXContext ctx)
+{
+    if (ctx)
+        gz_gl_ctx_created(ctx);
+    return ctx;
+}
+
+GZ_EXPORT GLXContext glXCreateContext(Display *dpy, XVisualInfo *vis, GLXContext share,
+                                      Bool direct);
+GLXContext glXCreateContext(Display *dpy, XVisualInfo *vis, GLXContext share, Bool direct)
+{
+    create_fn real = (create_fn)gz_shim_real(GZ_SHIM_glXCreateContext);
+    return real ? created(real(dpy, vis, share, direct)) : NULL;
+}
+
+GZ_EXPORT GLXContext glXCreateNewContext(Display *dpy, GLXFBConfig config, int render_type,
+                                         GLXContext share, Bool direct);
+GLXContext glXCreateNewContext(Display *dpy, GLXFBConfig config, int render_type,
+                               GLXContext share, Bool direct)
+{
+    create_new_fn real = (create_new_fn)gz_shim_real(GZ_SHIM_glXCreateNewContext);
+    return real ? created(real(dpy, config, render_type, share, direct)) : NULL;
+}
+
+GZ_EXPORT GLXContext glXCreateContextAttribsARB(Display *dpy, GLXFBConfig config,
+                                                GLXContext share, Bool direct,
+                                                const int *attribs);
+GLXContext glXCreateContextAttribsARB(Display *dpy, GLXFBConfig config, GLXContext share,
+                                      Bool direct, const int *attribs)
+{
+    create_attribs_fn real = (create_attribs_fn)gz_shim_real(GZ_SHIM_glXCreateContextAttribsARB);
+    return real ? created(real(dpy, config, share, direct, attribs)) : NULL;
 }
 
 GZ_EXPORT Bool glXMakeCurrent(Display *dpy, GLXDrawable drawable, GLXContext ctx);

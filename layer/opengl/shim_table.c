@@ -7,7 +7,9 @@
 #include <EGL/eglext.h>
 #include <GL/gl.h>
 #include <GL/glext.h>
+#define GLX_GLXEXT_PROTOTYPES
 #include <GL/glx.h>
+#include <GL/glxext.h>
 
 #include "gz_gl_shim.h"
 
@@ -19,12 +21,16 @@ void *const gz_shim_wrappers[GZ_SHIM_COUNT] = {
     [GZ_SHIM_eglSwapBuffers] = (void *)eglSwapBuffers,
     [GZ_SHIM_eglSwapBuffersWithDamageEXT] = (void *)eglSwapBuffersWithDamageEXT,
     [GZ_SHIM_eglSwapBuffersWithDamageKHR] = (void *)eglSwapBuffersWithDamageKHR,
+    [GZ_SHIM_eglCreateContext] = (void *)eglCreateContext,
     [GZ_SHIM_eglMakeCurrent] = (void *)eglMakeCurrent,
     [GZ_SHIM_eglDestroyContext] = (void *)eglDestroyContext,
     [GZ_SHIM_eglReleaseThread] = (void *)eglReleaseThread,
     [GZ_SHIM_glXGetProcAddress] = (void *)glXGetProcAddress,
     [GZ_SHIM_glXGetProcAddressARB] = (void *)glXGetProcAddressARB,
     [GZ_SHIM_glXSwapBuffers] = (void *)glXSwapBuffers,
+    [GZ_SHIM_glXCreateContext] = (void *)glXCreateContext,
+    [GZ_SHIM_glXCreateNewContext] = (void *)glXCreateNewContext,
+    [GZ_SHIM_glXCreateContextAttribsARB] = (void *)glXCreateContextAttribsARB,
     [GZ_SHIM_glXMakeCurrent] = (void *)glXMakeCurrent,
     [GZ_SHIM_glXMakeContextCurrent] = (void *)glXMakeContextCurrent,
     [GZ_SHIM_glXDestroyContext] = (void *)glXDestroyContext,

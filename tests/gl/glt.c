@@ -10,7 +10,10 @@
  *
  *   glt groups TRUTH FRAMES   frames of nested debug groups
  *   glt state                 checks that no wrapped call changes the GL
- *                             state the program can observe; exit 1 if one does */
+ *                             state the program can observe; exit 1 if one does
+ *   glt contexts              (EGL) two contexts made current in the other
+ *                             order than created, a failed creation between
+ *                             them; prints the failed creation's EGL error */
 #ifdef GLT_GLX
 #include <epoxy/gl.h>
 #include <epoxy/glx.h>
@@ -57,6 +60,7 @@ static GLXContext ctx;
 static EGLDisplay dpy;
 static EGLSurface pbuf;
 static EGLContext ctx;
+static EGLConfig cfg;
 #define SWAP_CALL "eglSwapBuffers"
 #endif
 static GLuint prog, vao, fbo, tex;
@@ -131,8 +135,15 @@ static void teardown(void)
     XCloseDisplay(xdpy);
 }
 #else
-static void setup_window_system(void)
+static const EGLint ctx_attr[] = {EGL_CONTEXT_MAJOR_VERSION, 4, EGL_CONTEXT_MINOR_VERSION, 5,
+                                  EGL_CONTEXT_OPENGL_PROFILE_MASK,
+                                  EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
+
+/* The display and the config, once. */
+static void egl_init(void)
 {
+    if (dpy)
+        return;
 #ifdef GLT_EPOXY
     dpy = eglGetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL);
 #else
@@ -147,14 +158,15 @@ static void setup_window_system(void)
         die("no EGL surfaceless display");
     const EGLint cfg_attr[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE,
                                EGL_OPENGL_BIT, EGL_NONE};
-    EGLConfig cfg;
     EGLint n = 0;
     if (!eglChooseConfig(dpy, cfg_attr, &cfg, 1, &n) || n < 1)
         die("no pbuffer config");
     eglBindAPI(EGL_OPENGL_API);
-    const EGLint ctx_attr[] = {EGL_CONTEXT_MAJOR_VERSION, 4, EGL_CONTEXT_MINOR_VERSION, 5,
-                               EGL_CONTEXT_OPENGL_PROFILE_MASK,
-                               EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
+}
+
+static void setup_window_system(void)
+{
+    egl_init();
     ctx = eglCreateContext(dpy, cfg, EGL_NO_CONTEXT, ctx_attr);
     const EGLint pb_attr[] = {EGL_WIDTH, 16, EGL_HEIGHT, 16, EGL_NONE};
     pbuf = eglCreatePbufferSurface(dpy, cfg, pb_attr);
@@ -446,6 +458,42 @@ static int run_state(void)
     return failures ? 1 : 0;
 }
 
+#ifndef GLT_GLX
+/* Context creation: the timeline numbers contexts in creation order. The
+ * first context created is made current only after the second one, and a
+ * failed creation (a version no driver has) between them takes no number
+ * and leaves the program its EGL error. */
+static int run_contexts(void)
+{
+    egl_init();
+    EGLContext first = eglCreateContext(dpy, cfg, EGL_NO_CONTEXT, ctx_attr);
+    const EGLint bad_attr[] = {EGL_CONTEXT_MAJOR_VERSION, 99, EGL_NONE};
+    EGLContext bad = eglCreateContext(dpy, cfg, EGL_NO_CONTEXT, bad_attr);
+    EGLint bad_error = eglGetError();
+    if (first == EGL_NO_CONTEXT || bad != EGL_NO_CONTEXT)
+        die("the first context");
+    setup(); /* the second context, current first */
+    push("on second");
+    draw(4);
+    glPopDebugGroup();
+    swap();
+    glFinish();
+    if (!eglMakeCurrent(dpy, pbuf, pbuf, first))
+        die("the first context, made current");
+    push("on first");
+    glClear(GL_COLOR_BUFFER_BIT);
+    glPopDebugGroup();
+    swap();
+    glFinish();
+    if (!eglMakeCurrent(dpy, pbuf, pbuf, ctx))
+        die("the second context again");
+    eglDestroyContext(dpy, first);
+    teardown();
+    printf("glt: failed creation error 0x%x\n", (unsigned)bad_error);
+    return 0;
+}
+#endif
+
 int main(int argc, char **argv)
 {
     if (argc >= 4 && !strcmp(argv[1], "groups"))
@@ -456,6 +504,10 @@ int main(int argc, char **argv)
 #endif
     if (argc >= 2 && !strcmp(argv[1], "state"))
         return run_state();
+#ifndef GLT_GLX
+    if (argc >= 2 && !strcmp(argv[1], "contexts"))
+        return run_contexts();
+#endif
     fprintf(stderr, "usage: glt groups TRUTH FRAMES [HEAVY] | glt state\n");
     return 2;
 }

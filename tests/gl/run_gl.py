@@ -21,6 +21,12 @@ state: the program checks its own GL state around every wrapped call (exit
 status); the checker asks that the shim really was active (group zones in
 the trace), else that check proves nothing.
 
+contexts: a context created first but made current second, a failed
+creation, and a context created second but made current first. The tracks
+are numbered in creation order ("GL context 1" has the zone "on first",
+"GL context 2" "on second"), the failed creation has no track, and the
+program saw the same EGL error with the shim as without it.
+
 --xvfb: the program is the GLX build; an Xvfb server of its own (a free
 display number, no TCP) runs for it, and frames are glXSwapBuffers.
 """
@@ -28,6 +34,7 @@ display number, no TCP) runs for it, and frames are glXSwapBuffers.
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -83,6 +90,9 @@ class Xvfb:
             self.proc.kill()
 
 
+trace_stdout = [""]  # the last run's stdout (the contexts check compares it)
+
+
 def run(program, shim, args, tmp, tool=None, display=None):
     env = dict(os.environ)
     if display:
@@ -104,6 +114,7 @@ def run(program, shim, args, tmp, tool=None, display=None):
     p = subprocess.run([program] + args, env=env, capture_output=True, text=True, timeout=100)
     sys.stdout.write(p.stdout)
     sys.stderr.write(p.stderr)
+    trace_stdout[0] = p.stdout
     return p.returncode, gztrace.load(env["GPUZONES_OUTPUT"])
 
 
@@ -252,11 +263,34 @@ def check_macros(trace, truth, with_shim, errors):
                                                          by["heavy"][i]["_dur"] / 1e6))
 
 
+def check_contexts(trace, stdout_without, errors):
+    names = trace.thread_names()
+    tracks = {}
+    for tid in trace.gpu_tracks():
+        m = re.match(r"GL context (\d+) \(", names.get(tid) or "")
+        if not m:
+            errors.append("GPU track %r is not a GL context" % names.get(tid))
+            continue
+        tracks[int(m.group(1))] = sorted({z["name"] for z in trace.gpu_zones(tid=tid)})
+    print("tracks by creation number: %s" % tracks)
+    if sorted(tracks) != [1, 2]:
+        errors.append("GL context tracks %s, want 1 and 2 (the failed creation takes no number)"
+                      % sorted(tracks))
+    if "on first" not in tracks.get(1, []) or "on second" not in tracks.get(2, []):
+        errors.append("zones by track %s: want 'on first' on GL context 1 (created first) and "
+                      "'on second' on GL context 2 (created second, made current first)"
+                      % tracks)
+    said = [l for l in stdout_without.splitlines() if "failed creation error" in l]
+    if not said or said[0] not in trace_stdout[0]:
+        errors.append("the failed creation's EGL error differs with the shim: %r without"
+                      % said)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--program", required=True)
     ap.add_argument("--shim", required=True)
-    ap.add_argument("--mode", choices=["groups", "state", "macros"], required=True)
+    ap.add_argument("--mode", choices=["groups", "state", "macros", "contexts"], required=True)
     ap.add_argument("--no-shim", action="store_true", help="run without the shim (macros)")
     ap.add_argument("--tool", help="run through `gpuzones run` (groups)")
     ap.add_argument("--frames", type=int, default=6)
@@ -297,6 +331,14 @@ def run_mode(a, display, errors):
             with open(truth_path) as f:
                 truth = [json.loads(line) for line in f]
             check_macros(trace, truth, not a.no_shim, errors)
+        elif a.mode == "contexts":
+            rc, trace = run(a.program, a.shim, ["contexts"], tmp, display=display)
+            rc0 = subprocess.run([a.program, "contexts"], capture_output=True, text=True,
+                                 env=dict(os.environ, LIBGL_ALWAYS_SOFTWARE="1",
+                                          EGL_LOG_LEVEL="fatal"), timeout=100)
+            if rc != 0 or rc0.returncode != 0:
+                fail(["program exited with %d (%d without the shim)" % (rc, rc0.returncode)])
+            check_contexts(trace, rc0.stdout, errors)
         else:
             rc, trace = run(a.program, a.shim, ["state"], tmp, display=display)
             if rc != 0:
