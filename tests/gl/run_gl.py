@@ -27,6 +27,14 @@ are numbered in creation order ("GL context 1" has the zone "on first",
 "GL context 2" "on second"), the failed creation has no track, and the
 program saw the same EGL error with the shim as without it.
 
+sample: samples/gl_passes (no gpuzones code, or with --macros the build
+with the TracyGpu* macros on). Each frame's "shadow", "gbuffer" and
+"lighting" debug groups lie inside that frame's zone, in that order, and
+the 10x heavier "lighting" pass lasts longer than "shadow" (medians); with
+--macros also one "scene" around the three passes and one "draw" inside
+each, on the track the program named "gl_passes"; with --no-shim only
+those.
+
 --xvfb: the program is the GLX build; an Xvfb server of its own (a free
 display number, no TCP) runs for it, and frames are glXSwapBuffers.
 """
@@ -263,6 +271,65 @@ def check_macros(trace, truth, with_shim, errors):
                                                          by["heavy"][i]["_dur"] / 1e6))
 
 
+def median(values):
+    v = sorted(values)
+    return v[len(v) // 2] if v else 0
+
+
+def inside(inner, outer):
+    return outer["_ts"] <= inner["_ts"] and inner["_end"] <= outer["_end"]
+
+
+def check_sample(trace, frames, macros, shim, errors):
+    tid = the_track(trace, errors, prefix="gl_passes" if macros else "GL context")
+    if tid is None:
+        return
+    zones = trace.gpu_zones(tid=tid)
+    by = {}
+    for z in zones:
+        by.setdefault(z["name"], []).append(z)
+    for z in by.values():
+        z.sort(key=lambda e: e["_ts"])
+    want = {}
+    if shim:
+        want.update({"frame": frames, "shadow": frames, "gbuffer": frames, "lighting": frames})
+    if macros:
+        want.update({"scene": frames, "draw": 3 * frames})
+    got = {k: len(v) for k, v in by.items()}
+    if got != want:
+        errors.append("zone counts %s, want %s" % (got, want))
+        return
+    for f in range(frames):
+        if shim:
+            passes = [by[n][f] for n in ("shadow", "gbuffer", "lighting")]
+            for p in passes:
+                if not inside(p, by["frame"][f]):
+                    errors.append("frame %d: %s" % (f, "pass %s is not inside its frame %s"
+                                                   % (gztrace.describe(p),
+                                                      gztrace.describe(by["frame"][f]))))
+            if not passes[0]["_end"] <= passes[1]["_ts"] <= passes[1]["_end"] <= passes[2]["_ts"]:
+                errors.append("frame %d: the passes are not in order: %s"
+                              % (f, [gztrace.describe(p) for p in passes]))
+        if macros:
+            draws = by["draw"][3 * f:3 * f + 3]
+            for d in draws:
+                if not inside(d, by["scene"][f]):
+                    errors.append("frame %d: %s is not inside the scene %s"
+                                  % (f, gztrace.describe(d), gztrace.describe(by["scene"][f])))
+            if shim:
+                for d, p in zip(draws, passes):
+                    if not inside(d, p):
+                        errors.append("frame %d: %s is not inside its pass %s"
+                                      % (f, gztrace.describe(d), gztrace.describe(p)))
+    if shim:
+        light = median(z["_dur"] for z in by["lighting"])
+        shadow = median(z["_dur"] for z in by["shadow"])
+        print("median pass durations: shadow %.3f ms, lighting %.3f ms" % (shadow / 1e6, light / 1e6))
+        if not light > shadow:
+            errors.append("lighting (200 iterations a pixel, %.1f us) is not longer than shadow "
+                          "(20, %.1f us)" % (light / 1e3, shadow / 1e3))
+
+
 def check_contexts(trace, stdout_without, errors):
     names = trace.thread_names()
     tracks = {}
@@ -290,7 +357,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--program", required=True)
     ap.add_argument("--shim", required=True)
-    ap.add_argument("--mode", choices=["groups", "state", "macros", "contexts"], required=True)
+    ap.add_argument("--mode", choices=["groups", "state", "macros", "contexts", "sample"],
+                    required=True)
+    ap.add_argument("--macros", action="store_true", help="sample: the build with the macros")
     ap.add_argument("--no-shim", action="store_true", help="run without the shim (macros)")
     ap.add_argument("--tool", help="run through `gpuzones run` (groups)")
     ap.add_argument("--frames", type=int, default=6)
@@ -331,6 +400,12 @@ def run_mode(a, display, errors):
             with open(truth_path) as f:
                 truth = [json.loads(line) for line in f]
             check_macros(trace, truth, not a.no_shim, errors)
+        elif a.mode == "sample":
+            rc, trace = run(a.program, None if a.no_shim else a.shim, [str(a.frames)], tmp,
+                            display=display)
+            if rc != 0:
+                fail(["the sample exited with %d" % rc])
+            check_sample(trace, a.frames, a.macros, not a.no_shim, errors)
         elif a.mode == "contexts":
             rc, trace = run(a.program, a.shim, ["contexts"], tmp, display=display)
             rc0 = subprocess.run([a.program, "contexts"], capture_output=True, text=True,
