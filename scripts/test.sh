@@ -33,8 +33,8 @@ UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
 # loss, freed command buffers, the load test). Left out: what measures time
 # (TSan slows it tenfold), and the two programs that exit with threads still
 # inside the loader (TSan reports the loader's mutex, with or without us).
-# The GL shim too: it is preloaded, and a TSan-built shim cannot go ahead of
-# a TSan runtime the test program does not have.
+# The GL shim runs preloaded into the TSan-built test programs, after the
+# TSan runtime (run_gl.py and `gpuzones run` put it first).
 [ -f build-tsan/build.ninja ] ||
     meson setup build-tsan -Dwerror=true -Db_sanitize=thread -Db_lundef=false >/dev/null || exit 1
 ninja -C build-tsan >/dev/null || exit 1
@@ -43,7 +43,9 @@ TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
     unit_calibration unit_queue vk-onetime vk-reuse vk-simultaneous vk-unsubmitted \
     vk-secondary vk-threads vk-submit vk-labels vk-instances \
     rel-device-lost rel-out-of-memory rel-calibration-lost rel-fork-exec rel-free-pending \
-    load-million-zones cl-layer cl-macros || status=1
+    load-million-zones cl-layer cl-macros \
+    gl-epoxy-groups gl-epoxy-state gl-direct-groups gl-direct-state gl-epoxy-contexts \
+    gl-macros-shim gl-gpuzones-run gl-glx-groups || status=1
 
 # libFuzzer (clang): the environment parser and the JSON string writer, a
 # bounded time each on the committed seed corpus.

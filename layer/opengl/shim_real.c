@@ -39,7 +39,7 @@ static void *_Atomic reals[GZ_SHIM_COUNT];
  * the functions it intercepts), before instrumented code can run: dlsym
  * and what it calls are not instrumented, and call no intercepted libc
  * function (hence the string comparison of our own). */
-#define NO_SANITIZE __attribute__((no_sanitize("address", "undefined")))
+#define NO_SANITIZE __attribute__((no_sanitize("address", "undefined", "thread")))
 
 NO_SANITIZE static bool same_name(const char *a, const char *b)
 {

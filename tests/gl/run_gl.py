@@ -64,7 +64,7 @@ def preload_for(program, shim):
     except OSError:
         out = ""
     for line in out.splitlines():
-        if "libasan.so" in line and "=>" in line:
+        if ("libasan.so" in line or "libtsan.so" in line) and "=>" in line:
             libs.append(line.split("=>")[1].split()[0])
     if shim is None:
         return os.environ.get("LD_PRELOAD", "")
@@ -109,8 +109,10 @@ def run(program, shim, args, tmp, tool=None, display=None):
     if tool:
         # `gpuzones run` adds the shim itself: only the sanitizer runtime
         # (and the caller's preloads) go in, and the tool must keep them.
+        # The TSan runtime cannot be preloaded into the tool's shell (it is
+        # not built with it): the tool adds it before the shim by itself.
         env["LD_PRELOAD"] = ":".join(p for p in env["LD_PRELOAD"].split(":")
-                                     if p and p != os.path.abspath(shim))
+                                     if p and p != os.path.abspath(shim) and "libtsan.so" not in p)
         args = ["run", "-o", os.path.join(tmp, "trace.json"), "--", program] + args
         program = tool
     env["GPUZONES_OUTPUT"] = os.path.join(tmp, "trace.json")
