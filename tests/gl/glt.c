@@ -1,11 +1,13 @@
 #define _GNU_SOURCE /* dl_iterate_phdr */
 /* A headless GL program for the shim's tests: EGL surfaceless (Mesa's
  * llvmpipe), a desktop GL 4.5 core context, rendering into an FBO with a
- * pbuffer bound only so that eglSwapBuffers marks the frames. Built three
+ * pbuffer bound only so that eglSwapBuffers marks the frames. Built four
  * times: calling GL through libepoxy (GLT_EPOXY), linking libEGL/libGL
- * directly, and through libepoxy on GLX (GLT_GLX: an X window on $DISPLAY,
+ * directly, through libepoxy on GLX (GLT_GLX: an X window on $DISPLAY,
  * Xvfb in the tests, a context from glXCreateContextAttribsARB, frames
- * marked by glXSwapBuffers). It contains no gpuzones code; it writes what it knows on the
+ * marked by glXSwapBuffers), and through libepoxy on OpenGL ES 3.2
+ * (GLT_GLES: timer queries from EXT_disjoint_timer_query; the groups mode
+ * only, the state mode reads desktop-only state). It contains no gpuzones code; it writes what it knows on the
  * CPU (host times around its calls) as JSON lines for the checker.
  *
  *   glt groups TRUTH FRAMES   frames of nested debug groups
@@ -135,9 +137,19 @@ static void teardown(void)
     XCloseDisplay(xdpy);
 }
 #else
+#ifdef GLT_GLES
+/* OpenGL ES 3.2: timer queries from EXT_disjoint_timer_query. */
+static const EGLint ctx_attr[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 2,
+                                  EGL_NONE};
+#define GLT_RENDERABLE EGL_OPENGL_ES3_BIT
+#define GLT_API EGL_OPENGL_ES_API
+#else
 static const EGLint ctx_attr[] = {EGL_CONTEXT_MAJOR_VERSION, 4, EGL_CONTEXT_MINOR_VERSION, 5,
                                   EGL_CONTEXT_OPENGL_PROFILE_MASK,
                                   EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
+#define GLT_RENDERABLE EGL_OPENGL_BIT
+#define GLT_API EGL_OPENGL_API
+#endif
 
 /* The display and the config, once. */
 static void egl_init(void)
@@ -157,11 +169,11 @@ static void egl_init(void)
     if (dpy == EGL_NO_DISPLAY || !eglInitialize(dpy, NULL, NULL))
         die("no EGL surfaceless display");
     const EGLint cfg_attr[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE,
-                               EGL_OPENGL_BIT, EGL_NONE};
+                               GLT_RENDERABLE, EGL_NONE};
     EGLint n = 0;
     if (!eglChooseConfig(dpy, cfg_attr, &cfg, 1, &n) || n < 1)
         die("no pbuffer config");
-    eglBindAPI(EGL_OPENGL_API);
+    eglBindAPI(GLT_API);
 }
 
 static void setup_window_system(void)
@@ -188,16 +200,22 @@ static void teardown(void)
 }
 #endif
 
+#ifdef GLT_GLES
+#define GLSL_HEADER "#version 320 es\nprecision highp float;\n"
+#else
+#define GLSL_HEADER "#version 450\n"
+#endif
+
 static void setup(void)
 {
     setup_window_system();
     dl_iterate_phdr(keep_driver, NULL);
     GLuint vs = shader(GL_VERTEX_SHADER,
-                       "#version 450\n"
+                       GLSL_HEADER
                        "void main() { vec2 p = vec2((gl_VertexID & 1) * 4 - 1, (gl_VertexID & 2) * 2 - 1);\n"
                        "  gl_Position = vec4(p, 0.0, 1.0); }\n");
     GLuint fs = shader(GL_FRAGMENT_SHADER,
-                       "#version 450\n"
+                       GLSL_HEADER
                        "uniform int iters; out vec4 color;\n"
                        "void main() { float x = gl_FragCoord.x * 0.001;\n"
                        "  for (int i = 0; i < iters; i++) x = sin(x) * 1.0001 + 0.01;\n"
