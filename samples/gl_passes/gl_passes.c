@@ -8,12 +8,19 @@
  * gives a "frame" zone per swap and a zone per debug group.
  * Built with GPUZONES_ENABLE (gz-sample-gl-macros) it also marks its passes
  * with the Tracy-style macros of gpuzones/opengl.h, which work with or
- * without the shim; compiled without it they are nothing.
+ * without the shim; compiled without it they are nothing. Built with
+ * GL_PASSES_GLX (gz-sample-gl-passes-glx) it draws on an X window through
+ * GLX instead (an X server is needed: Xvfb will do) and swaps with
+ * glXSwapBuffers.
  *
  *   gz-sample-gl-passes [frames]
  */
-#include <epoxy/egl.h>
 #include <epoxy/gl.h>
+#ifdef GL_PASSES_GLX
+#include <epoxy/glx.h>
+#else
+#include <epoxy/egl.h>
+#endif
 #include <gpuzones/opengl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +33,55 @@ static void die(const char *what)
     exit(1);
 }
 
+#ifdef GL_PASSES_GLX
+static Display *xdpy;
+static Window win;
+static GLXContext ctx;
+
+static void open_context(void)
+{
+    xdpy = XOpenDisplay(NULL);
+    if (!xdpy)
+        die("cannot open the X display ($DISPLAY)");
+    const int fb_attr[] = {GLX_X_RENDERABLE, True, GLX_DRAWABLE_TYPE, GLX_WINDOW_BIT,
+                           GLX_RENDER_TYPE, GLX_RGBA_BIT, GLX_DOUBLEBUFFER, True, None};
+    int n = 0;
+    GLXFBConfig *cfgs = glXChooseFBConfig(xdpy, DefaultScreen(xdpy), fb_attr, &n);
+    if (!cfgs || n < 1)
+        die("no GLX framebuffer config");
+    GLXFBConfig cfg = cfgs[0];
+    XFree(cfgs);
+    XVisualInfo *vi = glXGetVisualFromFBConfig(xdpy, cfg);
+    if (!vi)
+        die("no visual for the GLX config");
+    Window root = RootWindow(xdpy, vi->screen);
+    XSetWindowAttributes swa = {.colormap = XCreateColormap(xdpy, root, vi->visual, AllocNone)};
+    win = XCreateWindow(xdpy, root, 0, 0, SIZE, SIZE, 0, vi->depth, InputOutput, vi->visual,
+                        CWColormap, &swa);
+    XFree(vi);
+    XMapWindow(xdpy, win);
+    if (!epoxy_has_glx_extension(xdpy, DefaultScreen(xdpy), "GLX_ARB_create_context_profile"))
+        die("no GLX_ARB_create_context_profile");
+    const int ctx_attr[] = {GLX_CONTEXT_MAJOR_VERSION_ARB, 4, GLX_CONTEXT_MINOR_VERSION_ARB, 5,
+                            GLX_CONTEXT_PROFILE_MASK_ARB, GLX_CONTEXT_CORE_PROFILE_BIT_ARB, None};
+    ctx = glXCreateContextAttribsARB(xdpy, cfg, NULL, True, ctx_attr);
+    if (!ctx || !glXMakeCurrent(xdpy, win, ctx))
+        die("no GL 4.5 core context on GLX");
+}
+
+static void swap(void)
+{
+    glXSwapBuffers(xdpy, win);
+}
+
+static void close_context(void)
+{
+    glXMakeCurrent(xdpy, None, NULL);
+    glXDestroyContext(xdpy, ctx);
+    XDestroyWindow(xdpy, win);
+    XCloseDisplay(xdpy);
+}
+#else
 static EGLDisplay dpy;
 static EGLSurface surface;
 
@@ -53,6 +109,18 @@ static void open_context(void)
         !eglMakeCurrent(dpy, surface, surface, ctx))
         die("no GL 4.5 core context");
 }
+
+static void swap(void)
+{
+    eglSwapBuffers(dpy, surface);
+}
+
+static void close_context(void)
+{
+    eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+    eglTerminate(dpy);
+}
+#endif
 
 static GLuint compile(GLenum type, const char *src)
 {
@@ -137,7 +205,7 @@ int main(int argc, char **argv)
             pass("lighting", iters_loc, 200);
         }
         glReadPixels(0, 0, 1, 1, GL_RGBA, GL_UNSIGNED_BYTE, px);
-        eglSwapBuffers(dpy, surface);
+        swap();
         TracyGpuCollect;
     }
     glFinish();
@@ -147,7 +215,6 @@ int main(int argc, char **argv)
     glDeleteTextures(1, &tex);
     glDeleteVertexArrays(1, &vao);
     glDeleteProgram(prog);
-    eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-    eglTerminate(dpy);
+    close_context();
     return 0;
 }
