@@ -9,43 +9,18 @@
  *
  * Prints one line of key=value pairs: medians over the blocks.
  */
-#include <epoxy/egl.h>
 #include <epoxy/gl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "gz_bench.h"
+#include "gz_egl_pbuffer.h"
 
 static void die(const char *what)
 {
     fprintf(stderr, "gz-bench-gl-frame: %s\n", what);
     exit(1);
-}
-
-static void setup(EGLDisplay *dpy_out, EGLSurface *surf_out)
-{
-    EGLDisplay dpy = eglGetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY,
-                                              NULL);
-    if (dpy == EGL_NO_DISPLAY || !eglInitialize(dpy, NULL, NULL))
-        die("no EGL surfaceless display");
-    const EGLint cfg_attr[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE,
-                               EGL_OPENGL_BIT, EGL_NONE};
-    EGLConfig cfg;
-    EGLint n = 0;
-    if (!eglChooseConfig(dpy, cfg_attr, &cfg, 1, &n) || n < 1)
-        die("no pbuffer config");
-    eglBindAPI(EGL_OPENGL_API);
-    const EGLint ctx_attr[] = {EGL_CONTEXT_MAJOR_VERSION, 4, EGL_CONTEXT_MINOR_VERSION, 5,
-                               EGL_CONTEXT_OPENGL_PROFILE_MASK,
-                               EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
-    EGLContext ctx = eglCreateContext(dpy, cfg, EGL_NO_CONTEXT, ctx_attr);
-    const EGLint pb_attr[] = {EGL_WIDTH, 64, EGL_HEIGHT, 64, EGL_NONE};
-    EGLSurface surf = eglCreatePbufferSurface(dpy, cfg, pb_attr);
-    if (ctx == EGL_NO_CONTEXT || surf == EGL_NO_SURFACE || !eglMakeCurrent(dpy, surf, surf, ctx))
-        die("no GL 4.5 core context");
-    *dpy_out = dpy;
-    *surf_out = surf;
 }
 
 int main(int argc, char **argv)
@@ -58,9 +33,10 @@ int main(int argc, char **argv)
                         "[groups per frame]\n");
         return 2;
     }
-    EGLDisplay dpy;
-    EGLSurface surf;
-    setup(&dpy, &surf);
+    gz_egl_pbuffer egl;
+    const char *what;
+    if (!gz_egl_pbuffer_open(&egl, 64, &what))
+        die(what);
 
     double group_ns[1000], swap_ns[1000], frame_wall_ns[1000];
     for (int b = -2; b < blocks; b++) { /* two untimed blocks warm llvmpipe up */
@@ -75,7 +51,7 @@ int main(int argc, char **argv)
                 glPopDebugGroup();
             }
             double c1 = gz_bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-            eglSwapBuffers(dpy, surf);
+            eglSwapBuffers(egl.display, egl.surface);
             double c2 = gz_bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
             in_groups += c1 - c0;
             in_swaps += c2 - c1;
@@ -94,7 +70,6 @@ int main(int argc, char **argv)
            "wall_ns_per_frame=%.1f\n",
            frames, blocks, groups, gz_bench_median(group_ns, blocks), gz_bench_median(swap_ns, blocks),
            gz_bench_median(frame_wall_ns, blocks));
-    eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-    eglTerminate(dpy);
+    gz_egl_pbuffer_close(&egl);
     return 0;
 }

@@ -15,12 +15,13 @@
  * what it made, one key=value line. */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
-#include <epoxy/egl.h>
 #include <epoxy/gl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <vulkan/vulkan.h>
+
+#include "gz_egl_pbuffer.h"
 
 #define VK_THREADS 2
 
@@ -210,25 +211,10 @@ static void *cl_thread(void *arg)
 static void *gl_thread(void *arg)
 {
     (void)arg;
-    EGLDisplay dpy = eglGetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY,
-                                              NULL);
-    if (dpy == EGL_NO_DISPLAY || !eglInitialize(dpy, NULL, NULL))
-        die("no EGL surfaceless display", 0);
-    const EGLint cfg_attr[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE,
-                               EGL_OPENGL_BIT, EGL_NONE};
-    EGLConfig cfg;
-    EGLint n = 0;
-    if (!eglChooseConfig(dpy, cfg_attr, &cfg, 1, &n) || n < 1)
-        die("no pbuffer config", 0);
-    eglBindAPI(EGL_OPENGL_API);
-    const EGLint ctx_attr[] = {EGL_CONTEXT_MAJOR_VERSION, 4, EGL_CONTEXT_MINOR_VERSION, 5,
-                               EGL_CONTEXT_OPENGL_PROFILE_MASK,
-                               EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
-    EGLContext ctx = eglCreateContext(dpy, cfg, EGL_NO_CONTEXT, ctx_attr);
-    const EGLint pb_attr[] = {EGL_WIDTH, 16, EGL_HEIGHT, 16, EGL_NONE};
-    EGLSurface surf = eglCreatePbufferSurface(dpy, cfg, pb_attr);
-    if (ctx == EGL_NO_CONTEXT || surf == EGL_NO_SURFACE || !eglMakeCurrent(dpy, surf, surf, ctx))
-        die("no GL 4.5 core context", 0);
+    gz_egl_pbuffer egl;
+    const char *what;
+    if (!gz_egl_pbuffer_open(&egl, 16, &what))
+        die(what, 0);
     for (int f = 0; f < gl_frames; f++) {
         for (int g = 0; g < gl_groups; g++) {
             char name[16];
@@ -238,13 +224,10 @@ static void *gl_thread(void *arg)
             glClear(GL_COLOR_BUFFER_BIT);
             glPopDebugGroup();
         }
-        eglSwapBuffers(dpy, surf);
+        eglSwapBuffers(egl.display, egl.surface);
     }
     glFinish();
-    eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-    eglDestroyContext(dpy, ctx);
-    eglDestroySurface(dpy, surf);
-    eglTerminate(dpy);
+    gz_egl_pbuffer_close(&egl);
     return NULL;
 }
 
