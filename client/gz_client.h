@@ -19,6 +19,11 @@
 GZ_EXPORT uint64_t gz_host_now_ns(void);
 /* CLOCK_MONOTONIC_RAW in ns (pocl stamps this domain). */
 GZ_EXPORT uint64_t gz_host_now_raw_ns(void);
+/* CLOCK_MONOTONIC minus CLOCK_MONOTONIC_RAW now, to translate a RAW time
+ * taken about now; *uncertainty_ns: how far off it may be (a thread
+ * preempted between the clock reads makes one reading wrong by the time it
+ * was away: the tightest of a few is kept, and its width reported). */
+GZ_EXPORT int64_t gz_host_mono_minus_raw(uint64_t *uncertainty_ns);
 
 typedef enum gz_track_api {
     GZ_API_VULKAN = 1,

@@ -179,9 +179,10 @@ static bool read_calibrated(void *user, gz_calib_pair *out)
         {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
          .timeDomain = dev->info.host_domain},
     };
-    uint64_t ts[2], deviation = 0;
-    uint64_t mono_before = gz_host_now_ns();
-    uint64_t raw_before = gz_host_now_raw_ns();
+    uint64_t ts[2], deviation = 0, translation = 0;
+    int64_t mono_minus_raw = 0;
+    if (dev->info.host_domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT)
+        mono_minus_raw = gz_host_mono_minus_raw(&translation);
     VkResult r = dev->info.fns.GetCalibratedTimestampsEXT(dev->info.device, 2, infos, ts,
                                                           &deviation);
     if (r == VK_ERROR_DEVICE_LOST && !gz_vk_device_lost(dev)) {
@@ -192,12 +193,13 @@ static bool read_calibrated(void *user, gz_calib_pair *out)
     if (r != VK_SUCCESS)
         return false;
     uint64_t host = ts[1];
-    if (dev->info.host_domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT) {
-        /* Translate RAW to MONOTONIC with the two host clocks read back to
-         * back just before: nearly exact, and fresh at every sample. */
-        host = host - raw_before + mono_before;
-    }
-    *out = (gz_calib_pair){.gpu_ns = ts[0], .host_ns = host, .deviation_ns = deviation};
+    /* RAW is translated to MONOTONIC with their difference read just
+     * before: fresh at every sample, and its own uncertainty widens the
+     * pair's (a preemption between those reads once made a "tight" pair
+     * 170 us wrong, and the fit followed it). */
+    if (dev->info.host_domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT)
+        host = (uint64_t)((int64_t)host + mono_minus_raw);
+    *out = (gz_calib_pair){.gpu_ns = ts[0], .host_ns = host, .deviation_ns = deviation + translation};
     return true;
 }
 

@@ -49,15 +49,16 @@ static bool read_pair(void *user, gz_calib_pair *out)
          .timeDomain = VK_TIME_DOMAIN_DEVICE_EXT},
         {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, .timeDomain = c->host_domain},
     };
-    uint64_t ts[2], deviation = 0;
-    uint64_t mono = gz_host_now_ns();
-    uint64_t raw = gz_host_now_raw_ns();
+    uint64_t ts[2], deviation = 0, translation = 0;
+    int64_t mono_minus_raw = 0;
+    if (c->host_domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT)
+        mono_minus_raw = gz_host_mono_minus_raw(&translation); /* see vk_device.c */
     if (c->f.vk.GetCalibratedTimestampsEXT(c->device, 2, infos, ts, &deviation) != VK_SUCCESS)
         return false;
     uint64_t host = ts[1];
     if (c->host_domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT)
-        host = host - raw + mono; /* the two host clocks read back to back just before */
-    *out = (gz_calib_pair){.gpu_ns = ts[0], .host_ns = host, .deviation_ns = deviation};
+        host = (uint64_t)((int64_t)host + mono_minus_raw);
+    *out = (gz_calib_pair){.gpu_ns = ts[0], .host_ns = host, .deviation_ns = deviation + translation};
     return true;
 }
 
