@@ -118,6 +118,7 @@ typedef struct gz_clock_model {
     int64_t offset_ns;       /* host - gpu at the newest constraint */
     double drift_ppm;
     uint64_t jumps;          /* steps detected */
+    uint64_t bounds_refused; /* bounds that contradicted the tight samples by a step */
     uint64_t refits;
     /* The line before the last step, for GPU times before it: zones from
      * just before a jump are converted after it (look-ahead). */

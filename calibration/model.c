@@ -121,14 +121,40 @@ void gz_model_add_pair(gz_clock_model *m, gz_calib_method method, const gz_calib
         m->calib_deviation_ns = p->deviation_ns ? p->deviation_ns : 1;
 }
 
+/* Whether a bound contradicts the line of tight samples (calibrated pairs
+ * or sync points) by more than a step would: then the bound is wrong, not
+ * the clock. A bound's GPU value was unwrapped from a host time, and a
+ * submission that started most of a wrap after its submit (a loaded
+ * machine and a counter that wraps every few tens of ms) lands in the
+ * wrong wrap; taken for a step, it once moved the line under a zone by
+ * 1.8 ms. Only a tight sample can show a step; until the next one (100 ms
+ * at most) the line before the step stays. */
+static bool refuse_bound(gz_clock_model *m, uint64_t gpu_ns, double v, bool lower)
+{
+    if (!m->fitted || (m->method != GZ_CALIB_CALIBRATED && m->method != GZ_CALIB_SYNC_POINT) ||
+        !m->fit_lo || !m->fit_hi)
+        return false;
+    double line = m->a + m->b * rel(m, gpu_ns);
+    if (lower ? v <= line + JUMP_NS : v >= line - JUMP_NS)
+        return false;
+    m->bounds_refused++;
+    return true;
+}
+
 void gz_model_add_bounds(gz_clock_model *m, uint64_t gpu_begin_ns, uint64_t host_ns_not_before,
                          uint64_t gpu_end_ns, uint64_t host_ns_not_after)
 {
     /* gpu_begin + offset >= host_not_before; gpu_end + offset <= host_not_after */
-    if (host_ns_not_before)
-        add_lo(m, gpu_begin_ns, offset_of(host_ns_not_before, gpu_begin_ns), GZ_CALIB_BOUNDS);
-    if (host_ns_not_after)
-        add_hi(m, gpu_end_ns, offset_of(host_ns_not_after, gpu_end_ns), GZ_CALIB_BOUNDS);
+    if (host_ns_not_before) {
+        double lo = offset_of(host_ns_not_before, gpu_begin_ns);
+        if (!refuse_bound(m, gpu_begin_ns, lo, true))
+            add_lo(m, gpu_begin_ns, lo, GZ_CALIB_BOUNDS);
+    }
+    if (host_ns_not_after) {
+        double hi = offset_of(host_ns_not_after, gpu_end_ns);
+        if (!refuse_bound(m, gpu_end_ns, hi, false))
+            add_hi(m, gpu_end_ns, hi, GZ_CALIB_BOUNDS);
+    }
 }
 
 typedef struct envelope {

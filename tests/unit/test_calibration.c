@@ -376,6 +376,36 @@ static int test_model_loose_outlier(void)
     return 0;
 }
 
+static int test_model_wrong_wrap_bound(void)
+{
+    /* Calibrated pairs, then a submission's start bound unwrapped into the
+     * wrong wrap (34 ms off, as with a counter that wraps every 34 ms and a
+     * submission that started late): refused, no step, the line stays. */
+    gz_clock_model m;
+    gz_model_init(&m);
+    for (uint64_t t = 0; t < 4; t++) {
+        gz_calib_pair p = pair(1000 + t * SEC / 10, 6000 + t * SEC / 10, 100);
+        gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &p);
+    }
+    gz_model_fit(&m);
+    CHECK_I64(m.offset_ns, 5000);
+    /* begin + offset >= not_before: with the GPU value 34 ms too small the
+     * bound asks for an offset 34 ms larger. */
+    uint64_t g = 1000 + 4 * SEC / 10;
+    gz_model_add_bounds(&m, g - 34000000, g + 5000 - 10, 0, 0);
+    gz_model_fit(&m);
+    CHECK_U64(m.jumps, 0);
+    CHECK_U64(m.bounds_refused, 1);
+    CHECK_I64(m.offset_ns, 5000);
+    /* A tight pair that shows a real 2 ms step is believed. */
+    gz_calib_pair step = pair(g + SEC / 10, g + SEC / 10 + 5000 + 2000000, 100);
+    gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &step);
+    gz_model_fit(&m);
+    CHECK_U64(m.jumps, 1);
+    CHECK_I64(m.offset_ns, 2005000);
+    return 0;
+}
+
 static int test_model_one_sided(void)
 {
     gz_clock_model m;
@@ -507,6 +537,7 @@ int main(void)
     failed += run("model: bounds and sync points only", test_model_bounds_only);
     failed += run("model: step in the GPU counter", test_model_step);
     failed += run("model: a loose outlier changes nothing", test_model_loose_outlier);
+    failed += run("model: a bound in the wrong wrap is no step", test_model_wrong_wrap_bound);
     failed += run("model: one-sided bounds", test_model_one_sided);
     failed += run("model: saturation", test_model_saturation);
     failed += run("unwrap: N bits, several wraps, out of order", test_unwrap);
