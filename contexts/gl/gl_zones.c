@@ -89,8 +89,10 @@ uint32_t gz_gl_zone_begin(gz_gl_ctx *c, uint32_t name, gz_zone_kind kind, bool s
         if (++c->next_token == 0)
             c->next_token = 1;
         token = c->next_token;
+        /* No begin_seq yet: 0 would make issue() below, when it recomputes
+         * the ring's tail, think query 0 is still needed and the ring full. */
         *o = (gz_gl_open){.name = name, .token = token, .kind = (uint8_t)kind,
-                          .tag = (uint8_t)tag, .srcloc = srcloc};
+                          .tag = (uint8_t)tag, .srcloc = srcloc, .begin_seq = GZ_GL_NO_SEQ};
         /* A dropped begin still takes its place on the stack, so that
          * GL's pops (by position) end the right zones. */
         if (!issue(c, &o->begin_seq, &o->host_begin)) {
