@@ -169,38 +169,43 @@ VkTimeDomainEXT gz_vk_pick_host_domain(const VkTimeDomainEXT *domains, uint32_t 
     return mono ? VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT : raw ? VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT : 0;
 }
 
+VkResult gz_vk_read_calibrated(PFN_vkGetCalibratedTimestampsEXT get, VkDevice device,
+                               VkTimeDomainEXT host_domain, gz_calib_pair *out)
+{
+    VkCalibratedTimestampInfoEXT infos[2] = {
+        {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
+         .timeDomain = VK_TIME_DOMAIN_DEVICE_EXT},
+        {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, .timeDomain = host_domain},
+    };
+    uint64_t ts[2], deviation = 0, translation = 0;
+    /* RAW is translated to MONOTONIC with their difference read just
+     * before: fresh at every sample, and its own uncertainty widens the
+     * pair's (a preemption between those reads once made a "tight" pair
+     * 170 us wrong, and the fit followed it). */
+    int64_t mono_minus_raw = 0;
+    if (host_domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT)
+        mono_minus_raw = gz_host_mono_minus_raw(&translation);
+    VkResult r = get(device, 2, infos, ts, &deviation);
+    if (r != VK_SUCCESS)
+        return r;
+    *out = (gz_calib_pair){.gpu_ns = ts[0],
+                           .host_ns = (uint64_t)((int64_t)ts[1] + mono_minus_raw),
+                           .deviation_ns = deviation + translation};
+    return VK_SUCCESS;
+}
+
 /* Reads one (device, host) pair from the driver; host in CLOCK_MONOTONIC. */
 static bool read_calibrated(void *user, gz_calib_pair *out)
 {
     gz_vk_device *dev = user;
-    VkCalibratedTimestampInfoEXT infos[2] = {
-        {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
-         .timeDomain = VK_TIME_DOMAIN_DEVICE_EXT},
-        {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
-         .timeDomain = dev->info.host_domain},
-    };
-    uint64_t ts[2], deviation = 0, translation = 0;
-    int64_t mono_minus_raw = 0;
-    if (dev->info.host_domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT)
-        mono_minus_raw = gz_host_mono_minus_raw(&translation);
-    VkResult r = dev->info.fns.GetCalibratedTimestampsEXT(dev->info.device, 2, infos, ts,
-                                                          &deviation);
+    VkResult r = gz_vk_read_calibrated(dev->info.fns.GetCalibratedTimestampsEXT,
+                                       dev->info.device, dev->info.host_domain, out);
     if (r == VK_ERROR_DEVICE_LOST && !gz_vk_device_lost(dev)) {
         gz_vk_device_set_lost(dev);
         gz_log("%s was lost (vkGetCalibratedTimestampsEXT); timing stops for this device",
                dev->info.device_name);
     }
-    if (r != VK_SUCCESS)
-        return false;
-    uint64_t host = ts[1];
-    /* RAW is translated to MONOTONIC with their difference read just
-     * before: fresh at every sample, and its own uncertainty widens the
-     * pair's (a preemption between those reads once made a "tight" pair
-     * 170 us wrong, and the fit followed it). */
-    if (dev->info.host_domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT)
-        host = (uint64_t)((int64_t)host + mono_minus_raw);
-    *out = (gz_calib_pair){.gpu_ns = ts[0], .host_ns = host, .deviation_ns = deviation + translation};
-    return true;
+    return r == VK_SUCCESS;
 }
 
 static bool sample(gz_vk_device *dev, gz_calib_pair *best)

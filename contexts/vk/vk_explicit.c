@@ -44,22 +44,8 @@ gz_vkx *gz_vkx_from_handle(gpuzones_vk_ctx *h, const char *what)
 static bool read_pair(void *user, gz_calib_pair *out)
 {
     gz_vkx *c = user;
-    VkCalibratedTimestampInfoEXT infos[2] = {
-        {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
-         .timeDomain = VK_TIME_DOMAIN_DEVICE_EXT},
-        {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, .timeDomain = c->host_domain},
-    };
-    uint64_t ts[2], deviation = 0, translation = 0;
-    int64_t mono_minus_raw = 0;
-    if (c->host_domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT)
-        mono_minus_raw = gz_host_mono_minus_raw(&translation); /* see vk_device.c */
-    if (c->f.vk.GetCalibratedTimestampsEXT(c->device, 2, infos, ts, &deviation) != VK_SUCCESS)
-        return false;
-    uint64_t host = ts[1];
-    if (c->host_domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT)
-        host = (uint64_t)((int64_t)host + mono_minus_raw);
-    *out = (gz_calib_pair){.gpu_ns = ts[0], .host_ns = host, .deviation_ns = deviation + translation};
-    return true;
+    return gz_vk_read_calibrated(c->f.vk.GetCalibratedTimestampsEXT, c->device, c->host_domain,
+                                 out) == VK_SUCCESS;
 }
 
 void gz_vkx_calibrate(gz_vkx *c, bool force)
