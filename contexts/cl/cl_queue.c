@@ -76,11 +76,16 @@ static void timer_sample(gz_cl_queue *q, uint64_t now)
         q->timer_ok = false;
         return;
     }
-    uint64_t host_ns;
+    uint64_t host_ns, deviation = (a - b + 1) / 2;
     if (host >= b && host <= a) {
         host_ns = host;
     } else if (host >= braw && host <= araw) {
-        host_ns = b + (host - braw);
+        /* The RAW translation the Vulkan context uses: the tightest of a
+         * few clock brackets, its uncertainty added (a preemption between
+         * two plain reads would shift the pair silently). */
+        uint64_t translation;
+        host_ns = (uint64_t)((int64_t)host + gz_host_mono_minus_raw(&translation));
+        deviation += translation;
     } else {
         static int once;
         gz_log_once(&once,
@@ -92,7 +97,7 @@ static void timer_sample(gz_cl_queue *q, uint64_t now)
     gz_item it = {.type = GZ_ITEM_CALIB,
                   .flags = GZ_CALIB_CALIBRATED,
                   .track = q->track,
-                  .calib = {.ticks = dev, .host_ns = host_ns, .deviation_ns = (a - b + 1) / 2}};
+                  .calib = {.ticks = dev, .host_ns = host_ns, .deviation_ns = deviation}};
     gz_emit(&it);
 }
 
