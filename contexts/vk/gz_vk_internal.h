@@ -52,6 +52,12 @@ typedef struct gz_vk_recording {
     bool timed; /* label timestamps are written (not for simultaneous use etc.) */
 } gz_vk_recording;
 
+/* Queries the recording uses in its chunk c: all but in the last one. */
+static inline uint32_t gz_vk_recording_chunk_used(const gz_vk_recording *rec, uint32_t c)
+{
+    return c + 1 < rec->nchunks ? GZ_VK_LABEL_CHUNK : rec->used_in_chunk;
+}
+
 struct gz_vk_cmdbuf {
     gz_vk_device *dev;
     VkCommandBuffer handle;

@@ -42,7 +42,7 @@ void gz_vk_recording_reset_queries(gz_vk_device *dev, gz_vk_recording *rec)
      * the rest are never written, copied or read, and a host reset is not
      * free (lavapipe frees a query object per query; measured in bench/). */
     for (uint32_t i = 0; i < rec->nchunks; i++) {
-        uint32_t count = i + 1 < rec->nchunks ? GZ_VK_LABEL_CHUNK : rec->used_in_chunk;
+        uint32_t count = gz_vk_recording_chunk_used(rec, i);
         if (!count)
             continue;
         dev->info.fns.ResetQueryPool(dev->info.device, dev->label_pool,
@@ -60,7 +60,7 @@ void gz_vk_cmdbuf_end(gz_vk_cmdbuf *cb)
     /* The recording is complete: copy its label timestamps out at the end
      * of every execution, so that reading them back is a memory read. */
     for (uint32_t c = 0; c < rec->nchunks; c++) {
-        uint32_t count = c + 1 < rec->nchunks ? GZ_VK_LABEL_CHUNK : rec->used_in_chunk;
+        uint32_t count = gz_vk_recording_chunk_used(rec, c);
         uint32_t first = rec->chunks[c] * GZ_VK_LABEL_CHUNK;
         gz_vk_cmd_copy_results(&cb->dev->info.fns, cb->handle, cb->dev->label_pool, first, count,
                                &cb->dev->label_results, first);

@@ -314,7 +314,7 @@ static void replay_labels(gz_vk_queue *q, batch_out *o, const gz_vk_slot *slot)
     if (timed && nq) {
         values = malloc(nq * sizeof *values);
         for (uint32_t c = 0; values && c < rec->nchunks; c++) {
-            uint32_t count = c + 1 < rec->nchunks ? GZ_VK_LABEL_CHUNK : rec->used_in_chunk;
+            uint32_t count = gz_vk_recording_chunk_used(rec, c);
             if (!gz_vk_hostbuf_read(&q->dev->label_results, rec->chunks[c] * GZ_VK_LABEL_CHUNK,
                                     count, values + c * GZ_VK_LABEL_CHUNK)) {
                 free(values);
@@ -377,7 +377,7 @@ static bool labels_ready(gz_vk_queue *q, const gz_vk_record *r)
         if (!rec || !rec->timed || !s->labels_timed)
             continue;
         for (uint32_t c = 0; c < rec->nchunks; c++) {
-            uint32_t count = c + 1 < rec->nchunks ? GZ_VK_LABEL_CHUNK : rec->used_in_chunk;
+            uint32_t count = gz_vk_recording_chunk_used(rec, c);
             if (!gz_vk_hostbuf_ready(&q->dev->label_results, rec->chunks[c] * GZ_VK_LABEL_CHUNK,
                                      count))
                 return false;
