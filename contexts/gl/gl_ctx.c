@@ -129,6 +129,14 @@ gz_gl_ctx *gz_gl_ctx_find(void *key)
     return c;
 }
 
+/* A new registry entry for key, numbered next; under registry_lock, with
+ * room checked by the caller. */
+static uint32_t register_locked(void *key)
+{
+    registry[registry_n] = (__typeof__(registry[0])){.key = key, .number = ++contexts_made};
+    return registry_n++;
+}
+
 void gz_gl_ctx_created(void *key)
 {
     if (!key)
@@ -139,7 +147,7 @@ void gz_gl_ctx_created(void *key)
         known = registry[i].key == key;
     /* A full registry is reported when the context is made current. */
     if (!known && registry_n < REGISTRY_MAX)
-        registry[registry_n++] = (__typeof__(registry[0])){.key = key, .number = ++contexts_made};
+        register_locked(key);
     pthread_mutex_unlock(&registry_lock);
 }
 
@@ -161,7 +169,7 @@ gz_gl_ctx *gz_gl_ctx_acquire(void *key, const gz_gl_fns *fns)
         }
         /* Created before the shim saw it (or through a call we do not
          * wrap): numbered now. */
-        registry[registry_n++] = (__typeof__(registry[0])){.key = key, .number = ++contexts_made};
+        i = register_locked(key);
     }
     if (!registry[i].taken_up) {
         /* Under the lock: the context is current on this thread only, and
