@@ -118,7 +118,7 @@ typedef struct gz_clock_model {
     int64_t offset_ns;       /* host - gpu at the newest constraint */
     double drift_ppm;
     uint64_t jumps;          /* steps detected */
-    uint64_t bounds_refused; /* bounds that contradicted the tight samples by a step */
+    uint64_t bounds_refused; /* bounds that contradicted the tight samples */
     uint64_t refits;
     /* The line before the last step, for GPU times before it: zones from
      * just before a jump are converted after it (look-ahead). */
@@ -130,6 +130,8 @@ typedef struct gz_clock_model {
     uint64_t t_ref;          /* GPU ns of the first constraint */
     double a, b;
     double newest_t;
+    bool has_tight;
+    double tight_t;          /* newest GPU time of a calibrated pair or sync point */
     double fit_t;            /* newest_t at the last fit */
     /* The window: a ring of buckets, oldest first. */
     uint32_t head, count;

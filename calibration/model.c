@@ -10,6 +10,7 @@
 #define JUMP_NS 200000.0 /* a contradiction larger than this is a step (real ones are ms) */
 #define SEARCH_STEPS 50
 #define REFIT_SPAN 1e8 /* 100 ms */
+#define TRACK_DRIFT 3e-4 /* how fast the line may part from the clock after a tight sample */
 
 void gz_model_init(gz_clock_model *m)
 {
@@ -116,26 +117,37 @@ void gz_model_add_pair(gz_clock_model *m, gz_calib_method method, const gz_calib
      * submission latency: it enters as the two bounds it is. */
     add_lo(m, p->gpu_ns, o - d, method);
     add_hi(m, p->gpu_ns, o + d, method);
+    double t = rel(m, p->gpu_ns);
+    if (!m->has_tight || t > m->tight_t)
+        m->tight_t = t;
+    m->has_tight = true;
     if (method == GZ_CALIB_CALIBRATED &&
         (!m->calib_deviation_ns || p->deviation_ns < m->calib_deviation_ns))
         m->calib_deviation_ns = p->deviation_ns ? p->deviation_ns : 1;
 }
 
-/* Whether a bound contradicts the line of tight samples (calibrated pairs
- * or sync points) by more than a step would: then the bound is wrong, not
- * the clock. A bound's GPU value was unwrapped from a host time, and a
+/* Whether a bound contradicts the band of the tight samples (calibrated
+ * pairs or sync points, one every 100 ms): then the bound is wrong, not the
+ * clock. A bound's GPU value was unwrapped from a host time, and a
  * submission that started most of a wrap after its submit (a loaded
  * machine and a counter that wraps every few tens of ms) lands in the
  * wrong wrap; taken for a step, it once moved the line under a zone by
- * 1.8 ms. Only a tight sample can show a step; until the next one (100 ms
- * at most) the line before the step stays. */
+ * 1.8 ms. After a real step the first bound may contradict the line by far
+ * less than a step (the CPU saw the work complete nearly a step late);
+ * taken for drift, it once tilted the line under the zones before the step
+ * by 140 us. Only a tight sample can show a step or a change of drift; the
+ * line may part from the clock by TRACK_DRIFT since the newest one, and
+ * the zones wait a second for the next. */
 static bool refuse_bound(gz_clock_model *m, uint64_t gpu_ns, double v, bool lower)
 {
-    if (!m->fitted || (m->method != GZ_CALIB_CALIBRATED && m->method != GZ_CALIB_SYNC_POINT) ||
-        !m->fit_lo || !m->fit_hi)
+    if (!m->fitted || !m->has_tight || !m->fit_lo || !m->fit_hi ||
+        (m->method != GZ_CALIB_CALIBRATED && m->method != GZ_CALIB_SYNC_POINT))
         return false;
-    double line = m->a + m->b * rel(m, gpu_ns);
-    if (lower ? v <= line + JUMP_NS : v >= line - JUMP_NS)
+    double t = rel(m, gpu_ns);
+    double edge = (double)m->deviation_ns +
+                  fmin(JUMP_NS, FEASIBLE_SLACK + TRACK_DRIFT * fabs(t - m->tight_t));
+    double line = m->a + m->b * t;
+    if (lower ? v <= line + edge : v >= line - edge)
         return false;
     m->bounds_refused++;
     return true;

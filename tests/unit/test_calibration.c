@@ -406,6 +406,41 @@ static int test_model_wrong_wrap_bound(void)
     return 0;
 }
 
+static int test_model_bound_just_past_step(void)
+{
+    /* Calibrated pairs every 100 ms, then the counter steps 2 ms ahead. The
+     * first constraint after the step is a submission's end bound whose
+     * completion the CPU saw 1.85 ms late (a loaded machine): it contradicts
+     * the line by only 150 us, less than a step. Taken as drift, it tilted
+     * the line under the zones from just before the step by 140 us (CI,
+     * clock-jump-calibrated). While pairs keep coming they decide: the
+     * bound is refused and the next pair shows the step. */
+    gz_clock_model m;
+    gz_model_init(&m);
+    uint64_t g;
+    for (g = 0; g <= 3 * SEC; g += SEC / 10) {
+        gz_calib_pair p = pair(g, g + 5000, 1);
+        gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &p);
+        gz_model_add_bounds(&m, g + 1000, g + 1000 + 5000 - 20000, g + 50000, g + 50000 + 5000 + 300000);
+        gz_model_fit(&m);
+    }
+    /* The step at 3.02 s: a zone ends at host 3.03 s (GPU 3.032 s), seen at
+     * host 3.03185 s. */
+    uint64_t end_host = 3 * SEC + 30000000 + 5000;
+    gz_model_add_bounds(&m, 0, 0, end_host - 5000 + 2000000, end_host + 1850000);
+    gz_model_fit(&m);
+    CHECK_U64(m.bounds_refused, 1);
+    CHECK_U64(m.jumps, 0);
+    gz_calib_pair after = pair(3 * SEC + SEC / 10 + 2000000, 3 * SEC + SEC / 10 + 5000, 1);
+    gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &after);
+    gz_model_fit(&m);
+    CHECK_U64(m.jumps, 1);
+    /* Before the step: the old line, to the pairs' 1 ns. */
+    CHECK(llabs((int64_t)(gz_model_to_host(&m, 3 * SEC + 10000000) - (3 * SEC + 10000000 + 5000))) <= 2);
+    CHECK(llabs((int64_t)(gz_model_to_host(&m, after.gpu_ns) - after.host_ns)) <= 2);
+    return 0;
+}
+
 static int test_model_one_sided(void)
 {
     gz_clock_model m;
@@ -538,6 +573,7 @@ int main(void)
     failed += run("model: step in the GPU counter", test_model_step);
     failed += run("model: a loose outlier changes nothing", test_model_loose_outlier);
     failed += run("model: a bound in the wrong wrap is no step", test_model_wrong_wrap_bound);
+    failed += run("model: a bound just past a step waits for the next pair", test_model_bound_just_past_step);
     failed += run("model: one-sided bounds", test_model_one_sided);
     failed += run("model: saturation", test_model_saturation);
     failed += run("unwrap: N bits, several wraps, out of order", test_unwrap);
