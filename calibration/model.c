@@ -254,10 +254,10 @@ void gz_model_fit(gz_clock_model *m)
      * The newest constraints describe the clock now: drop the fewest oldest
      * buckets that leaves the rest agreeing (fewer constraints never agree
      * less, so a binary search finds it in a few fits). */
-    if (width < -FEASIBLE_SLACK && m->count > 1) {
+    if (width < -FEASIBLE_SLACK) {
         double contradiction = -width;
         uint32_t head = m->head, count = m->count;
-        uint32_t lo = 1, hi = count - 1; /* dropping hi leaves one bucket: always agrees */
+        uint32_t lo = 0, hi = count - 1; /* fewer buckets never agree less */
         while (lo < hi) {
             uint32_t mid = lo + (hi - lo) / 2;
             m->head = (head + mid) % GZ_MODEL_BUCKETS;
@@ -267,18 +267,35 @@ void gz_model_fit(gz_clock_model *m)
             else
                 lo = mid + 1;
         }
+        m->head = (head + lo) % GZ_MODEL_BUCKETS;
+        m->count = count - lo;
+        double dropped_t = -INFINITY; /* the newest constraint dropped */
+        if (lo) {
+            const gz_model_bucket *last = &m->buckets[(head + lo - 1) % GZ_MODEL_BUCKETS];
+            dropped_t = fmax(last->has_lo ? last->lo_t : -INFINITY,
+                             last->has_hi ? last->hi_t : -INFINITY);
+        }
+        /* One bucket (10 ms) that still contradicts itself straddles the
+         * change: a bound from before a step and a pair from after it. Its
+         * older side is from before. */
+        gz_model_bucket *first = bucket_at(m, 0);
+        if (m->count == 1 && width_at(m, best_slope(m)) < -FEASIBLE_SLACK) {
+            bool lo_older = first->lo_t < first->hi_t;
+            dropped_t = lo_older ? first->lo_t : first->hi_t;
+            if (lo_older)
+                first->has_lo = false;
+            else
+                first->has_hi = false;
+        }
         if (contradiction > JUMP_NS && m->fitted) {
             /* A step: the line so far still holds before it. The step lies
              * after the newest dropped constraint (it contradicts what came
              * later) and before the oldest kept one that contradicts the
              * line so far; kept constraints loose enough to agree with both
              * lines say nothing about when it happened. */
-            const gz_model_bucket *last = &m->buckets[(head + lo - 1) % GZ_MODEL_BUCKETS];
-            double dropped_t = fmax(last->has_lo ? last->lo_t : -INFINITY,
-                                    last->has_hi ? last->hi_t : -INFINITY);
             double after_t = INFINITY;
-            for (uint32_t i = lo; i < count && after_t == INFINITY; i++) {
-                const gz_model_bucket *b = &m->buckets[(head + i) % GZ_MODEL_BUCKETS];
+            for (uint32_t i = 0; i < m->count && after_t == INFINITY; i++) {
+                const gz_model_bucket *b = bucket_at(m, i);
                 if (b->has_lo && b->lo > m->a + m->b * b->lo_t + JUMP_NS / 2)
                     after_t = b->lo_t;
                 if (b->has_hi && b->hi < m->a + m->b * b->hi_t - JUMP_NS / 2)
@@ -287,11 +304,11 @@ void gz_model_fit(gz_clock_model *m)
             m->has_before_step = true;
             m->before_step_a = m->a;
             m->before_step_b = m->b;
-            m->step_t = after_t == INFINITY ? dropped_t : (dropped_t + after_t) / 2;
+            m->step_t = after_t == INFINITY     ? dropped_t
+                        : dropped_t == -INFINITY ? after_t
+                                                 : (dropped_t + after_t) / 2;
             m->jumps++;
         }
-        m->head = (head + lo) % GZ_MODEL_BUCKETS;
-        m->count = count - lo;
         slope = best_slope(m);
         width = width_at(m, slope);
     }

@@ -144,6 +144,8 @@ def run_sample(args, fault_env, run_s, tmp, tag):
     except subprocess.TimeoutExpired:
         return None, None, "", ["%s: the sample did not finish within %d s" % (tag, RUN_TIMEOUT_S)]
     stderr = p.stderr.decode(errors="replace")
+    with open(os.path.join(tmp, tag + ".stderr"), "w") as f:  # kept with the trace on failure
+        f.write(stderr)
     errors = ["%s: %s" % (tag, e) for e in chain_errors(stderr)]
     if p.returncode != 0:
         tail = "\n".join(l for l in stderr.splitlines() if not l.startswith("LAYER:"))[-2000:]

@@ -232,6 +232,7 @@ static double rnd01(void)
 }
 
 #define SEC 1000000000ull
+#define MS 1000000ull
 
 /* A simulated clock: true host time → GPU ns, with an offset and a drift. */
 typedef struct sim_clock {
@@ -441,6 +442,37 @@ static int test_model_bound_just_past_step(void)
     return 0;
 }
 
+static int test_model_step_inside_bucket(void)
+{
+    /* The constraints are kept per 10 ms bucket. A zone's start bound from
+     * just before a 2 ms step and the first pair after it fell into the
+     * same bucket: that bucket alone contradicted itself, the fit tilted to
+     * the largest drift allowed and the zones before the step were placed
+     * 1 ms off (clock-jump-calibrated under load). The bucket's older
+     * constraint is from before the step: it goes, and the step lies
+     * between the two. */
+    gz_clock_model m;
+    gz_model_init(&m);
+    for (uint64_t g = 0; g <= 2900 * MS; g += 100 * MS) {
+        gz_calib_pair p = pair(g, g + 5000, 1);
+        gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &p);
+        gz_model_fit(&m);
+    }
+    /* A zone began at GPU 2.961 s, 3 us after its submit (host 2.961 s + 5 us - 3 us). */
+    uint64_t zone_gpu = 2961 * MS;
+    gz_model_add_bounds(&m, zone_gpu, zone_gpu + 5000 - 3000, 0, 0);
+    gz_model_fit(&m);
+    /* The step at host 2.9615 s; the pair at host 2.962 s reads GPU 2.964 s. */
+    gz_calib_pair after = pair(2964 * MS, 2962 * MS + 5000, 1);
+    gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &after);
+    gz_model_fit(&m);
+    CHECK_U64(m.jumps, 1);
+    CHECK(fabs(m.drift_ppm) < 1);
+    CHECK(llabs((int64_t)(gz_model_to_host(&m, zone_gpu) - (zone_gpu + 5000))) <= 2);
+    CHECK(llabs((int64_t)(gz_model_to_host(&m, after.gpu_ns) - after.host_ns)) <= 2);
+    return 0;
+}
+
 static int test_model_one_sided(void)
 {
     gz_clock_model m;
@@ -574,6 +606,7 @@ int main(void)
     failed += run("model: a loose outlier changes nothing", test_model_loose_outlier);
     failed += run("model: a bound in the wrong wrap is no step", test_model_wrong_wrap_bound);
     failed += run("model: a bound just past a step waits for the next pair", test_model_bound_just_past_step);
+    failed += run("model: a step inside one bucket", test_model_step_inside_bucket);
     failed += run("model: one-sided bounds", test_model_one_sided);
     failed += run("model: saturation", test_model_saturation);
     failed += run("unwrap: N bits, several wraps, out of order", test_unwrap);
