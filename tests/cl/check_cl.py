@@ -18,6 +18,7 @@ Exit status 0: all checks passed; 1: a check failed; 2: could not run.
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -72,6 +73,17 @@ def main():
     ap.add_argument("--layer", required=True)
     ap.add_argument("--fault-layer", help="a layer below ours that changes the clock")
     args = ap.parse_args()
+    # kept on failure (and removed on success) so a flaky run can be studied
+    tmp = tempfile.mkdtemp(prefix="gz-cl-")
+    status = check_run(args, tmp)
+    if status == 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        print("files kept in", tmp)
+    return status
+
+
+def check_run(args, tmp):
     errors = []
 
     def check(cond, msg):
@@ -79,32 +91,33 @@ def main():
             errors.append(msg)
         return cond
 
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {k: v for k, v in os.environ.items()
-               if k != "OPENCL_LAYERS" and not k.startswith("GPUZONES_")}
-        truth0 = os.path.join(tmp, "truth0")
-        rc, out = run(args.program, truth0, env)
-        if rc != 0:
-            print("program failed without the layer (%d):\n%s" % (rc, out))
-            return 2
-        # ocl-icd: the first layer listed is nearest the driver, so the
-        # fault layer goes first, below ours.
-        layers = [os.path.abspath(args.layer)]
-        if args.fault_layer:
-            layers.insert(0, os.path.abspath(args.fault_layer))
-        env["OPENCL_LAYERS"] = ":".join(layers)
-        trace_path = os.path.join(tmp, "trace.json")
-        env["GPUZONES_OUTPUT"] = trace_path
-        truth1 = os.path.join(tmp, "truth1")
-        rc, out = run(args.program, truth1, env)
-        sys.stdout.write(out)
-        if not check(rc == 0, "program failed under the layer (exit %d)" % rc):
-            print("\n".join("FAIL: " + e for e in errors))
-            return 1
-        t0, t1 = parse_truth(truth0), parse_truth(truth1)
-        trace = gztrace.load(trace_path)
-        for e in trace.accounting_errors():
-            check(False, e)
+    env = {k: v for k, v in os.environ.items()
+           if k != "OPENCL_LAYERS" and not k.startswith("GPUZONES_")}
+    truth0 = os.path.join(tmp, "truth0")
+    rc, out = run(args.program, truth0, env)
+    if rc != 0:
+        print("program failed without the layer (%d):\n%s" % (rc, out))
+        return 2
+    # ocl-icd: the first layer listed is nearest the driver, so the
+    # fault layer goes first, below ours.
+    layers = [os.path.abspath(args.layer)]
+    if args.fault_layer:
+        layers.insert(0, os.path.abspath(args.fault_layer))
+    env["OPENCL_LAYERS"] = ":".join(layers)
+    trace_path = os.path.join(tmp, "trace.json")
+    env["GPUZONES_OUTPUT"] = trace_path
+    truth1 = os.path.join(tmp, "truth1")
+    rc, out = run(args.program, truth1, env)
+    sys.stdout.write(out)
+    with open(os.path.join(tmp, "stderr"), "w") as f:
+        f.write(out)
+    if not check(rc == 0, "program failed under the layer (exit %d)" % rc):
+        print("\n".join("FAIL: " + e for e in errors))
+        return 1
+    t0, t1 = parse_truth(truth0), parse_truth(truth1)
+    trace = gztrace.load(trace_path)
+    for e in trace.accounting_errors():
+        check(False, e)
 
     # behaviour unchanged
     for name, ok in sorted(t1["result"].items()):
