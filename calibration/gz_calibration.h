@@ -96,8 +96,12 @@ const char *gz_calib_method_name(gz_calib_method m);
  * thread widening one bracket) cannot move it, and the window follows
  * slowly varying drift. When the constraints cannot all hold (a step in the
  * GPU counter, or drift that changed), the oldest are dropped until they
- * can; a large step counts as a jump. Constraints are kept per time bucket
- * (the tightest of each side), so memory is bounded at any submit rate. */
+ * can; a large step counts as a jump. While calibrated pairs or sync
+ * points keep coming (the newest within 300 ms), they alone may show a
+ * step or a change of drift: a submission bound that cuts past their band
+ * by more than 300 ppm of drift since the newest is refused and counted
+ * (bounds_refused). Constraints are kept per time bucket (the tightest of
+ * each side), so memory is bounded at any submit rate. */
 #define GZ_MODEL_BUCKETS 1024
 #define GZ_MODEL_BUCKET_NS 10000000ull /* 10 ms of GPU time */
 

@@ -11,6 +11,7 @@
 #define SEARCH_STEPS 50
 #define REFIT_SPAN 1e8 /* 100 ms */
 #define TRACK_DRIFT 3e-4 /* how fast the line may part from the clock after a tight sample */
+#define TIGHT_HORIZON 3e8 /* 300 ms: three periods of the contexts' pairs and sync points */
 
 void gz_model_init(gz_clock_model *m)
 {
@@ -137,13 +138,20 @@ void gz_model_add_pair(gz_clock_model *m, gz_calib_method method, const gz_calib
  * taken for drift, it once tilted the line under the zones before the step
  * by 140 us. Only a tight sample can show a step or a change of drift; the
  * line may part from the clock by TRACK_DRIFT since the newest one, and
- * the zones wait a second for the next. */
+ * the zones wait a second for the next. That holds while tight samples
+ * keep coming: OpenCL sync points come only with the application's
+ * enqueues that return quickly, and a second without one left a 500 ppm
+ * drift (cl-fault-drift) to bounds that were all refused, so a zone ended
+ * 600 us after the CPU saw it complete. Past TIGHT_HORIZON from the
+ * newest tight sample, the bounds are what there is. */
 static bool refuse_bound(gz_clock_model *m, uint64_t gpu_ns, double v, bool lower)
 {
     if (!m->fitted || !m->has_tight || !m->fit_lo || !m->fit_hi ||
         (m->method != GZ_CALIB_CALIBRATED && m->method != GZ_CALIB_SYNC_POINT))
         return false;
     double t = rel(m, gpu_ns);
+    if (fabs(t - m->tight_t) > TIGHT_HORIZON)
+        return false;
     double edge = (double)m->deviation_ns +
                   fmin(JUMP_NS, FEASIBLE_SLACK + TRACK_DRIFT * fabs(t - m->tight_t));
     double line = m->a + m->b * t;

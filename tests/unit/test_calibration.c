@@ -442,6 +442,39 @@ static int test_model_bound_just_past_step(void)
     return 0;
 }
 
+static int test_model_sparse_sync_points(void)
+{
+    /* OpenCL sync points come only from enqueues that return quickly. A
+     * device clock 500 ppm fast, sync points over the first 45 ms (60 us
+     * brackets: the slope stays 0), then a kernel enqueued 1.2 s later
+     * whose enqueue took 4 ms (no sync point). Its end bound contradicts
+     * the line by 520 us; refused as "not a tight sample", it left the
+     * zone ending 600 us after the CPU saw it complete (cl-fault-drift
+     * under ASan). With no tight sample for that long, it is believed. */
+    gz_clock_model m;
+    gz_model_init(&m);
+    const double drift = -500e-6;
+#define HOST_OF(g) ((uint64_t)(5 * SEC + (g) + llround(drift * (double)(g))))
+    uint64_t syncs[] = {0, 1600000, 5 * MS, 45 * MS};
+    for (unsigned i = 0; i < sizeof syncs / sizeof syncs[0]; i++) {
+        gz_calib_pair p = pair(syncs[i], HOST_OF(syncs[i]), 30000);
+        gz_model_add_pair(&m, GZ_CALIB_SYNC_POINT, &p);
+        gz_model_fit(&m);
+    }
+    CHECK(fabs(m.drift_ppm) < 100); /* the brackets allow the slope in use */
+    uint64_t start = 1200 * MS, end = 1240 * MS;
+    uint64_t seen = HOST_OF(end) + 100000;
+    gz_model_add_bounds(&m, start, HOST_OF(start) - 100000, end, seen);
+    gz_model_fit(&m);
+    CHECK_U64(m.bounds_refused, 0);
+    CHECK_U64(m.jumps, 0);
+    CHECK(gz_model_to_host(&m, end) <= seen);
+    CHECK(gz_model_to_host(&m, start) >= HOST_OF(start) - 100000);
+    CHECK(m.drift_ppm < -300 && m.drift_ppm > -700);
+#undef HOST_OF
+    return 0;
+}
+
 static int test_model_step_inside_bucket(void)
 {
     /* The constraints are kept per 10 ms bucket. A zone's start bound from
@@ -607,6 +640,8 @@ int main(void)
     failed += run("model: a bound in the wrong wrap is no step", test_model_wrong_wrap_bound);
     failed += run("model: a bound just past a step waits for the next pair", test_model_bound_just_past_step);
     failed += run("model: a step inside one bucket", test_model_step_inside_bucket);
+    failed += run("model: sync points a second apart leave drift to the bounds",
+                  test_model_sparse_sync_points);
     failed += run("model: one-sided bounds", test_model_one_sided);
     failed += run("model: saturation", test_model_saturation);
     failed += run("unwrap: N bits, several wraps, out of order", test_unwrap);
