@@ -51,6 +51,7 @@ enum vkt_features {
     VKT_FEAT_FEATURES2_V12,  /* VkPhysicalDeviceFeatures2 -> Vulkan12Features */
     VKT_FEAT_V12_V13,        /* Vulkan12Features -> Vulkan13Features, sync2 ext */
     VKT_FEAT_HQR_STRUCT,     /* VkPhysicalDeviceHostQueryResetFeatures (false) */
+    VKT_FEAT_DEBUG_MARKER,   /* VK_EXT_debug_marker (lavapipe: only from validation) */
 };
 
 struct vkt_buffer {
@@ -70,6 +71,11 @@ struct vkt_device {
     bool timeline;
     bool sync2;
     PFN_vkQueueSubmit2KHR submit2_khr; /* NULL unless VK_KHR_synchronization2 enabled */
+    /* VK_EXT_debug_marker, NULL unless enabled: names and labels then go
+     * through it instead of VK_EXT_debug_utils */
+    PFN_vkCmdDebugMarkerBeginEXT cmd_marker_begin;
+    PFN_vkCmdDebugMarkerEndEXT cmd_marker_end;
+    PFN_vkDebugMarkerSetObjectNameEXT marker_set_name;
     VkPhysicalDeviceMemoryProperties memprops;
 
     VkDescriptorSetLayout set_layout;
@@ -88,6 +94,8 @@ struct vkt_device {
 };
 
 struct vkt_instance *vkt_instance_create(void);
+/* with one more instance extension (VK_EXT_debug_report for debug markers) */
+struct vkt_instance *vkt_instance_create_with(const char *extra_ext);
 void vkt_instance_destroy(struct vkt_instance *inst);
 struct vkt_device *vkt_device_create(struct vkt_instance *inst, enum vkt_features feat,
                                      const char *queue_name);
@@ -196,6 +204,7 @@ int case_unsubmitted(const struct vkt_args *a);
 int case_threads(const struct vkt_args *a);
 int case_submit(const struct vkt_args *a);
 int case_labels(const struct vkt_args *a);
+int case_markers(const struct vkt_args *a);
 int case_instances(const struct vkt_args *a);
 int case_workload(const struct vkt_args *a);
 int case_simultaneous(const struct vkt_args *a);

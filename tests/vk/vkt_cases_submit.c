@@ -196,3 +196,26 @@ int case_labels(const struct vkt_args *a)
     vkt_instance_destroy(inst);
     return 0;
 }
+
+/* The same label shapes through VK_EXT_debug_marker (older engines and
+ * tools still use it), with the command buffers and the queue named by
+ * vkDebugMarkerSetObjectNameEXT. */
+int case_markers(const struct vkt_args *a)
+{
+    (void)a;
+    /* VK_EXT_debug_marker requires VK_EXT_debug_report */
+    struct vkt_instance *inst = vkt_instance_create_with(VK_EXT_DEBUG_REPORT_EXTENSION_NAME);
+    struct vkt_device *d = vkt_device_create(inst, VKT_FEAT_DEBUG_MARKER, "Marker queue");
+    struct vkt_cmd x, y;
+    vkt_cmd_alloc(d, d->pool, "markers x", &x);
+    vkt_cmd_alloc(d, d->pool, "markers y", &y);
+
+    nested_in_one(d, &x);
+    spans(d, &x, &y);
+
+    vkt_cmd_free(&x);
+    vkt_cmd_free(&y);
+    vkt_device_destroy(d);
+    vkt_instance_destroy(inst);
+    return 0;
+}

@@ -24,6 +24,7 @@ static const struct case_entry cases[] = {
     { "threads", case_threads, "6: recording on several threads, two devices" },
     { "submit", case_submit, "7: vkQueueSubmit/2/2KHR, fence, timeline, no fence, batches" },
     { "labels", case_labels, "8: nested labels, labels across command buffers and submits, queue labels" },
+    { "markers", case_markers, "8 through VK_EXT_debug_marker (needs the validation layer on lavapipe)" },
     { "instances", case_instances, "11: two instances, devices destroyed right after their work" },
     { "simultaneous", case_simultaneous, "3: a SIMULTANEOUS_USE buffer, two executions pending at once" },
     { "secondary", case_secondary, "5: secondary command buffers, outside and inside a render pass" },

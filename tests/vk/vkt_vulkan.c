@@ -111,9 +111,16 @@ static uint32_t app_layers(char *buf, size_t size, const char **names)
 
 struct vkt_instance *vkt_instance_create(void)
 {
+    return vkt_instance_create_with(NULL);
+}
+
+struct vkt_instance *vkt_instance_create_with(const char *extra_ext)
+{
     /* the tests are about debug-utils labels and names: no point without it */
     if (!has_instance_extension(VK_EXT_DEBUG_UTILS_EXTENSION_NAME))
         vkt_die("VK_EXT_debug_utils is not available");
+    if (extra_ext && !has_instance_extension(extra_ext))
+        vkt_die("%s is not available", extra_ext);
 
     struct vkt_instance *inst = calloc(1, sizeof *inst);
     if (!inst)
@@ -122,7 +129,7 @@ struct vkt_instance *vkt_instance_create(void)
 
     VkDebugUtilsMessengerCreateInfoEXT mci;
     messenger_info(&mci); /* chained: catches messages from vkCreateInstance itself */
-    const char *exts[] = { VK_EXT_DEBUG_UTILS_EXTENSION_NAME };
+    const char *exts[] = { VK_EXT_DEBUG_UTILS_EXTENSION_NAME, extra_ext };
     VkApplicationInfo app = {
         .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
         .pApplicationName = "gz-test-vk",
@@ -136,7 +143,7 @@ struct vkt_instance *vkt_instance_create(void)
         .pApplicationInfo = &app,
         .enabledLayerCount = app_layers(layer_buf, sizeof layer_buf, layers),
         .ppEnabledLayerNames = layers,
-        .enabledExtensionCount = 1,
+        .enabledExtensionCount = extra_ext ? 2 : 1,
         .ppEnabledExtensionNames = exts,
     };
     VKT_CHECK(vkCreateInstance(&ci, NULL, &inst->instance));
@@ -271,10 +278,30 @@ static void create_logical_device(struct vkt_device *d, enum vkt_features feat)
     case VKT_FEAT_HQR_STRUCT:
         ci.pNext = &hqr;
         break;
+    case VKT_FEAT_DEBUG_MARKER:
+        /* A device extension of VK_LAYER_KHRONOS_validation on lavapipe: the
+         * loader accepts it when that layer is enabled, though
+         * vkEnumerateDeviceExtensionProperties(NULL) does not list it. */
+        exts[ci.enabledExtensionCount++] = VK_EXT_DEBUG_MARKER_EXTENSION_NAME;
+        break;
     }
-    VKT_CHECK(vkCreateDevice(d->phys, &ci, NULL, &d->device));
-    if (ci.enabledExtensionCount)
+    VkResult r = vkCreateDevice(d->phys, &ci, NULL, &d->device);
+    if (r == VK_ERROR_EXTENSION_NOT_PRESENT && feat == VKT_FEAT_DEBUG_MARKER)
+        vkt_die("VK_EXT_debug_marker is not offered (on lavapipe it comes from "
+                "VK_LAYER_KHRONOS_validation, which this case needs enabled)");
+    VKT_CHECK(r);
+    if (feat == VKT_FEAT_V12_V13 && ci.enabledExtensionCount)
         d->submit2_khr = (PFN_vkQueueSubmit2KHR)vkGetDeviceProcAddr(d->device, "vkQueueSubmit2KHR");
+    if (feat == VKT_FEAT_DEBUG_MARKER) {
+        d->cmd_marker_begin =
+            (PFN_vkCmdDebugMarkerBeginEXT)vkGetDeviceProcAddr(d->device, "vkCmdDebugMarkerBeginEXT");
+        d->cmd_marker_end =
+            (PFN_vkCmdDebugMarkerEndEXT)vkGetDeviceProcAddr(d->device, "vkCmdDebugMarkerEndEXT");
+        d->marker_set_name = (PFN_vkDebugMarkerSetObjectNameEXT)vkGetDeviceProcAddr(
+            d->device, "vkDebugMarkerSetObjectNameEXT");
+        if (!d->cmd_marker_begin || !d->cmd_marker_end || !d->marker_set_name)
+            vkt_die("VK_EXT_debug_marker enabled but its functions are missing");
+    }
 }
 
 static VkShaderModule shader_module(VkDevice dev, const uint32_t *code, size_t size)
@@ -432,6 +459,17 @@ void vkt_device_destroy(struct vkt_device *d)
 
 void vkt_set_name(struct vkt_device *d, VkObjectType type, uint64_t handle, const char *name)
 {
+    if (d->marker_set_name && (type == VK_OBJECT_TYPE_COMMAND_BUFFER || type == VK_OBJECT_TYPE_QUEUE)) {
+        VkDebugMarkerObjectNameInfoEXT mi = {
+            .sType = VK_STRUCTURE_TYPE_DEBUG_MARKER_OBJECT_NAME_INFO_EXT,
+            .objectType = type == VK_OBJECT_TYPE_QUEUE ? VK_DEBUG_REPORT_OBJECT_TYPE_QUEUE_EXT
+                                                       : VK_DEBUG_REPORT_OBJECT_TYPE_COMMAND_BUFFER_EXT,
+            .object = handle,
+            .pObjectName = name,
+        };
+        VKT_CHECK(d->marker_set_name(d->device, &mi));
+        return;
+    }
     VkDebugUtilsObjectNameInfoEXT ni = {
         .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT,
         .objectType = type,
@@ -632,6 +670,16 @@ void vkt_cmd_execute(struct vkt_cmd *primary, int n, struct vkt_cmd *const *seco
 
 void vkt_cmd_label_begin(struct vkt_cmd *c, const char *name)
 {
+    if (c->dev->cmd_marker_begin) {
+        VkDebugMarkerMarkerInfoEXT marker = {
+            .sType = VK_STRUCTURE_TYPE_DEBUG_MARKER_MARKER_INFO_EXT,
+            .pMarkerName = name,
+            .color = { 0.9f, 0.6f, 0.2f, 1.0f },
+        };
+        c->dev->cmd_marker_begin(c->cb, &marker);
+        record_op(c, true, name);
+        return;
+    }
     VkDebugUtilsLabelEXT label = {
         .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT,
         .pLabelName = name,
@@ -643,7 +691,10 @@ void vkt_cmd_label_begin(struct vkt_cmd *c, const char *name)
 
 void vkt_cmd_label_end(struct vkt_cmd *c)
 {
-    c->dev->inst->cmd_end_label(c->cb);
+    if (c->dev->cmd_marker_end)
+        c->dev->cmd_marker_end(c->cb);
+    else
+        c->dev->inst->cmd_end_label(c->cb);
     record_op(c, false, NULL);
 }
 
