@@ -1,14 +1,16 @@
 /* The explicit API (include/gpuzones/opengl.h): zones on the GL context
- * current on the calling thread, its GL calls made through libepoxy. When
- * the LD_PRELOAD shim is loaded too, it tells which context is current
- * (gz_gl_note_current) and both use the same gz_gl_ctx: one track, one
- * calibration per GL context. */
+ * current on the calling thread. When the LD_PRELOAD shim is loaded too,
+ * it tells which context is current (gz_gl_note_current) and both use the
+ * same gz_gl_ctx: one track, one calibration per GL context.
+ *
+ * libgpuzones links no GL library (the Vulkan layer and the OpenCL shim
+ * load it into programs that have none): the program's own EGL or GLX
+ * library is found at run time. libepoxy, which programs using these
+ * macros often use, opens libEGL and libGL with RTLD_LOCAL, so they are
+ * looked up by name as well as in the global scope. */
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <string.h>
-
-#include <epoxy/egl.h>
-#include <epoxy/gl.h>
 
 #define GPUZONES_ENABLE
 #include "gpuzones/opengl.h"
@@ -26,59 +28,103 @@ void gz_gl_note_current(void *key)
     atomic_store_explicit(&shim_active, true, memory_order_relaxed);
 }
 
-/* Calls through libepoxy (its pointers are rewritten on first use, so the
- * table holds these small forwarders, not the pointers' first values). */
-static void APIENTRY e_GenQueries(GLsizei n, GLuint *ids) { glGenQueries(n, ids); }
-static void APIENTRY e_QueryCounter(GLuint id, GLenum target) { glQueryCounter(id, target); }
-static void APIENTRY e_GetQueryObjectiv(GLuint id, GLenum p, GLint *v) { glGetQueryObjectiv(id, p, v); }
-static void APIENTRY e_GetQueryObjectui64v(GLuint id, GLenum p, GLuint64 *v) { glGetQueryObjectui64v(id, p, v); }
-static void APIENTRY e_GetQueryiv(GLenum t, GLenum p, GLint *v) { glGetQueryiv(t, p, v); }
-static void APIENTRY e_GetInteger64v(GLenum p, GLint64 *v) { glGetInteger64v(p, v); }
-static void APIENTRY e_GetIntegerv(GLenum p, GLint *v) { glGetIntegerv(p, v); }
-static const GLubyte *APIENTRY e_GetString(GLenum n) { return glGetString(n); }
-static const GLubyte *APIENTRY e_GetStringi(GLenum n, GLuint i) { return glGetStringi(n, i); }
-static void APIENTRY e_BindBuffer(GLenum t, GLuint b) { glBindBuffer(t, b); }
-static void APIENTRY e_Flush(void) { glFlush(); }
+static const char *const egl_libs[] = {"libEGL.so.1", NULL};
+static const char *const glx_libs[] = {"libGLX.so.0", "libGL.so.1", NULL};
+static const char *const gl_libs[] = {"libGL.so.1", "libOpenGL.so.0", "libGLESv2.so.2", NULL};
 
-static const gz_gl_fns epoxy_fns = {
-    .GenQueries = e_GenQueries,
-    .QueryCounter = e_QueryCounter,
-    .GetQueryObjectiv = e_GetQueryObjectiv,
-    .GetQueryObjectui64v = e_GetQueryObjectui64v,
-    .GetQueryiv = e_GetQueryiv,
-    .GetInteger64v = e_GetInteger64v,
-    .GetIntegerv = e_GetIntegerv,
-    .GetString = e_GetString,
-    .GetStringi = e_GetStringi,
-    .BindBuffer = e_BindBuffer,
-    .Flush = e_Flush,
-};
-
-/* The current GL context's handle: the shim's word, else EGL's, else GLX's. */
-static void *current_key(void)
+/* name in the global scope, else in the first of libs already loaded
+ * (never loads one: a library the program has not loaded has no current
+ * context). */
+static void *lookup(const char *const *libs, const char *name)
 {
-    if (atomic_load_explicit(&shim_active, memory_order_relaxed))
-        return shim_key;
-    static int has_egl = -1; /* epoxy_has_egl may try to load libEGL */
-    if (has_egl < 0)
-        has_egl = epoxy_has_egl();
-    void *key = NULL;
-    if (has_egl)
-        key = eglGetCurrentContext();
-    if (!key) {
-        void *(*glx_current)(void) = (void *(*)(void))dlsym(RTLD_DEFAULT, "glXGetCurrentContext");
-        if (glx_current)
-            key = glx_current();
+    void *p = dlsym(RTLD_DEFAULT, name);
+    for (; !p && *libs; libs++) {
+        void *h = dlopen(*libs, RTLD_LAZY | RTLD_NOLOAD);
+        if (h) {
+            p = dlsym(h, name);
+            dlclose(h); /* NOLOAD took a reference */
+        }
     }
-    return key;
+    return p;
+}
+
+/* Found once, then cached: the libraries stay loaded. */
+static _Atomic(void *) egl_get_current, glx_get_current, egl_gpa, glx_gpa;
+
+static void *cached(_Atomic(void *) *slot, const char *const *libs, const char *name)
+{
+    void *p = atomic_load_explicit(slot, memory_order_acquire);
+    if (!p && (p = lookup(libs, name)))
+        atomic_store_explicit(slot, p, memory_order_release);
+    return p;
+}
+
+/* GL entry points for the current context: the window system's
+ * GetProcAddress, else the GL libraries' exports (an EGL without
+ * EGL_KHR_get_all_proc_addresses hands out extensions only). */
+static void *egl_resolve(const char *name)
+{
+    void *(*gpa)(const char *) = (void *(*)(const char *))cached(&egl_gpa, egl_libs, "eglGetProcAddress");
+    void *p = gpa ? gpa(name) : NULL;
+    return p ? p : lookup(gl_libs, name);
+}
+
+static void *glx_resolve(const char *name)
+{
+    void *(*gpa)(const unsigned char *) =
+        (void *(*)(const unsigned char *))cached(&glx_gpa, glx_libs, "glXGetProcAddressARB");
+    void *p = gpa ? gpa((const unsigned char *)name) : NULL;
+    return p ? p : lookup(gl_libs, name);
+}
+
+/* For a context the shim made current: it took the context up at that
+ * make-current, so this is asked only if it could not. */
+static void *any_resolve(const char *name)
+{
+    void *p = egl_resolve(name);
+    return p ? p : glx_resolve(name);
+}
+
+/* The current GL context's handle and how to resolve its functions: the
+ * shim's word, else EGL's, else GLX's. Libraries not found yet are looked
+ * for only while no context is current through those already found. */
+static void *current_key(gz_gl_resolve_fn *resolve)
+{
+    if (atomic_load_explicit(&shim_active, memory_order_relaxed)) {
+        *resolve = any_resolve;
+        return shim_key;
+    }
+    void *(*egl)(void) = (void *(*)(void))atomic_load_explicit(&egl_get_current, memory_order_acquire);
+    void *(*glx)(void) = (void *(*)(void))atomic_load_explicit(&glx_get_current, memory_order_acquire);
+    void *key;
+    if (egl && (key = egl())) {
+        *resolve = egl_resolve;
+        return key;
+    }
+    if (glx && (key = glx())) {
+        *resolve = glx_resolve;
+        return key;
+    }
+    if (!egl && (egl = (void *(*)(void))cached(&egl_get_current, egl_libs, "eglGetCurrentContext")) &&
+        (key = egl())) {
+        *resolve = egl_resolve;
+        return key;
+    }
+    if (!glx && (glx = (void *(*)(void))cached(&glx_get_current, glx_libs, "glXGetCurrentContext")) &&
+        (key = glx())) {
+        *resolve = glx_resolve;
+        return key;
+    }
+    return NULL;
 }
 
 static gz_gl_ctx *current_ctx(void)
 {
-    void *key = current_key();
+    gz_gl_resolve_fn resolve = NULL;
+    void *key = current_key(&resolve);
     if (!key)
         return NULL;
-    gz_gl_ctx *c = gz_gl_ctx_acquire(key, &epoxy_fns);
+    gz_gl_ctx *c = gz_gl_ctx_acquire(key, resolve);
     if (c && atomic_load(&c->dead)) {
         gz_gl_ctx_put(c);
         return NULL;

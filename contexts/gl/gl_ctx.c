@@ -151,7 +151,35 @@ void gz_gl_ctx_created(void *key)
     pthread_mutex_unlock(&registry_lock);
 }
 
-gz_gl_ctx *gz_gl_ctx_acquire(void *key, const gz_gl_fns *fns)
+/* Each entry point by its core name; on ES the timer queries are
+ * EXT_disjoint_timer_query's, so their EXT names come first there. */
+static void fns_resolve(gz_gl_fns *f, gz_gl_resolve_fn resolve)
+{
+    memset(f, 0, sizeof *f);
+    f->GetString = (__typeof__(f->GetString))resolve("glGetString");
+    if (!f->GetString)
+        return;
+    const char *v = (const char *)f->GetString(GL_VERSION);
+    bool gles = v && !strncmp(v, "OpenGL ES", 9);
+#define PICK(field, core, ext)                                       \
+    do {                                                             \
+        void *p_ = gles ? resolve(ext) : NULL;                       \
+        f->field = (__typeof__(f->field))(p_ ? p_ : resolve(core)); \
+    } while (0)
+    PICK(GenQueries, "glGenQueries", "glGenQueriesEXT");
+    PICK(QueryCounter, "glQueryCounter", "glQueryCounterEXT");
+    PICK(GetQueryObjectiv, "glGetQueryObjectiv", "glGetQueryObjectivEXT");
+    PICK(GetQueryObjectui64v, "glGetQueryObjectui64v", "glGetQueryObjectui64vEXT");
+    PICK(GetQueryiv, "glGetQueryiv", "glGetQueryivEXT");
+    PICK(GetInteger64v, "glGetInteger64v", "glGetInteger64vEXT");
+#undef PICK
+    f->GetIntegerv = (__typeof__(f->GetIntegerv))resolve("glGetIntegerv");
+    f->GetStringi = (__typeof__(f->GetStringi))resolve("glGetStringi");
+    f->BindBuffer = (__typeof__(f->BindBuffer))resolve("glBindBuffer");
+    f->Flush = (__typeof__(f->Flush))resolve("glFlush");
+}
+
+gz_gl_ctx *gz_gl_ctx_acquire(void *key, gz_gl_resolve_fn resolve)
 {
     if (!key || !gz_client_start())
         return NULL;
@@ -173,8 +201,11 @@ gz_gl_ctx *gz_gl_ctx_acquire(void *key, const gz_gl_fns *fns)
     }
     if (!registry[i].taken_up) {
         /* Under the lock: the context is current on this thread only, and
-         * two threads never share one current context. */
-        registry[i].ctx = ctx_create(fns, registry[i].number);
+         * two threads never share one current context. Missing functions
+         * leave NULLs that ctx_create reports. */
+        gz_gl_fns fns;
+        fns_resolve(&fns, resolve);
+        registry[i].ctx = ctx_create(&fns, registry[i].number);
         registry[i].taken_up = true;
     }
     gz_gl_ctx *c = registry[i].ctx;
@@ -239,34 +270,3 @@ void gz_gl_ctx_set_name(gz_gl_ctx *c, const char *name, size_t len)
     gz_track_set_name(c->track, buf);
 }
 
-/* Each entry point by its core name; on ES the timer queries are
- * EXT_disjoint_timer_query's, so their EXT names come first there. */
-bool gz_gl_fns_resolve(gz_gl_fns *f, gz_gl_resolve_fn resolve)
-{
-    memset(f, 0, sizeof *f);
-    f->GetString = (__typeof__(f->GetString))resolve("glGetString");
-    if (!f->GetString)
-        return false;
-    const char *v = (const char *)f->GetString(GL_VERSION);
-    bool gles = v && !strncmp(v, "OpenGL ES", 9);
-#define PICK(field, core, ext)                                                       \
-    do {                                                                                   \
-        void *p_ = gles ? resolve(ext) : NULL;                                             \
-        f->field = (__typeof__(f->field))(p_ ? p_ : resolve(core));                                        \
-    } while (0)
-    PICK(GenQueries, "glGenQueries", "glGenQueriesEXT");
-    PICK(QueryCounter, "glQueryCounter", "glQueryCounterEXT");
-    PICK(GetQueryObjectiv, "glGetQueryObjectiv",
-         "glGetQueryObjectivEXT");
-    PICK(GetQueryObjectui64v, "glGetQueryObjectui64v",
-         "glGetQueryObjectui64vEXT");
-    PICK(GetQueryiv, "glGetQueryiv", "glGetQueryivEXT");
-    PICK(GetInteger64v, "glGetInteger64v", "glGetInteger64vEXT");
-#undef PICK
-    f->GetIntegerv = (__typeof__(f->GetIntegerv))resolve("glGetIntegerv");
-    f->GetStringi = (__typeof__(f->GetStringi))resolve("glGetStringi");
-    f->BindBuffer = (__typeof__(f->BindBuffer))resolve("glBindBuffer");
-    f->Flush = (__typeof__(f->Flush))resolve("glFlush");
-    return f->GenQueries && f->QueryCounter && f->GetQueryObjectiv && f->GetQueryObjectui64v &&
-           f->GetQueryiv && f->GetIntegerv && f->BindBuffer && f->Flush;
-}

@@ -6,8 +6,9 @@
  * called only on the thread where the context is current, so the worker
  * thread never touches GL. The context calls GL only through the function
  * pointers it is given: the LD_PRELOAD shim passes pointers resolved from
- * the real GL library (so it never calls itself), the explicit API passes
- * libepoxy's.
+ * the real GL library (so it never calls itself), the explicit API those
+ * of the program's own EGL or GLX library, found at run time: libgpuzones
+ * links no GL library, so Vulkan and OpenCL programs load none.
  *
  * Every call it makes is one that cannot raise a GL error in a valid state
  * (nothing it does is observable through glGetError), binds nothing the
@@ -31,7 +32,7 @@
 #include "gz_client.h"
 
 /* Our own pointer types, so that this header works after <GL/gl.h> or
- * after libepoxy's headers alike. */
+ * after libepoxy's headers alike (the tests include it after libepoxy's). */
 typedef struct gz_gl_fns {
     void (APIENTRY *GenQueries)(GLsizei n, GLuint *ids);
     void (APIENTRY *QueryCounter)(GLuint id, GLenum target);
@@ -46,11 +47,9 @@ typedef struct gz_gl_fns {
     void (APIENTRY *Flush)(void);
 } gz_gl_fns;
 
-/* Resolves one GL entry point by name (the shim: the real library's). */
+/* Resolves one GL entry point by name for the current context (the shim:
+ * the real library's eglGetProcAddress or glXGetProcAddressARB). */
 typedef void *(*gz_gl_resolve_fn)(const char *name);
-/* Fills fns through resolve; ES contexts take the EXT_disjoint_timer_query
- * names. Call with the context current. False when something is missing. */
-GZ_EXPORT bool gz_gl_fns_resolve(gz_gl_fns *fns, gz_gl_resolve_fn resolve);
 
 typedef struct gz_gl_ctx gz_gl_ctx;
 
@@ -58,8 +57,9 @@ typedef struct gz_gl_ctx gz_gl_ctx;
  * first use with the handle's context current on the calling thread; NULL
  * when gpuzones is off or the context cannot time (then one message says
  * why, and later calls return NULL cheaply). The caller holds a reference
- * until gz_gl_ctx_put. fns is copied; it is used only at creation. */
-GZ_EXPORT gz_gl_ctx *gz_gl_ctx_acquire(void *key, const gz_gl_fns *fns);
+ * until gz_gl_ctx_put. resolve is called only at creation, once per GL
+ * context (ES contexts take the EXT_disjoint_timer_query names). */
+GZ_EXPORT gz_gl_ctx *gz_gl_ctx_acquire(void *key, gz_gl_resolve_fn resolve);
 /* The GL context behind key was just created (no GL calls: it is not
  * current): its number on the timeline is its place in creation order.
  * Contexts first seen at a make-current are numbered then. */

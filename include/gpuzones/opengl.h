@@ -7,6 +7,10 @@
  * debug-group zones. Results are read back at each swap (with the shim)
  * and by TracyGpuCollect, never waiting for the GPU.
  *
+ * The program's GL may come from libEGL/libGL or through libepoxy or GLAD:
+ * libgpuzones links no GL library and uses the program's EGL or GLX
+ * (eglGetProcAddress, glXGetProcAddressARB) at run time.
+ *
  * Without GPUZONES_ENABLE every macro expands to nothing. In C, scoped
  * zones end at the end of the enclosing block (__attribute__((cleanup)));
  * GpuzonesGlZoneBegin/End are the explicit forms. */

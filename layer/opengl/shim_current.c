@@ -58,12 +58,7 @@ void gz_shim_set_current(void *key, gz_shim_api api)
     cur.api = api;
     if (!key)
         return;
-    gz_gl_ctx *c = gz_gl_ctx_find(key);
-    if (!c) {
-        gz_gl_fns fns;
-        if (gz_gl_fns_resolve(&fns, api == GZ_SHIM_EGL ? egl_resolve : glx_resolve))
-            c = gz_gl_ctx_acquire(key, &fns);
-    }
+    gz_gl_ctx *c = gz_gl_ctx_acquire(key, api == GZ_SHIM_EGL ? egl_resolve : glx_resolve);
     cur.ctx = c;
     /* Making a context current flushes the one before; this one's first
      * frame begins here, or its frame goes on. */

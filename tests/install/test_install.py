@@ -95,6 +95,13 @@ def main():
     line = next((l for l in r.stdout.splitlines() if "libgpuzones.so" in l), "")
     check(os.path.dirname(os.path.join(stage, layer[0])) in line,
           "the installed layer does not find the installed libgpuzones: %r" % line.strip())
+    # The implicit layer goes into every Vulkan program that sets
+    # GPUZONES_ENABLE: it must bring no GL library with it (libgpuzones finds
+    # the program's own GL at run time, when it has one).
+    gl_libs = ("libepoxy", "libGL", "libEGL", "libGLX", "libOpenGL", "libGLES")
+    loaded = [l.split()[0] for l in r.stdout.splitlines() if l.strip()]
+    check(not [l for l in loaded if l.startswith(gl_libs)],
+          "the installed layer loads GL libraries: %s" % [l for l in loaded if l.startswith(gl_libs)])
 
     if failures:
         print("install test: %d failed; files in %s" % (len(failures), tmp))
