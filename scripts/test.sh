@@ -45,7 +45,7 @@ TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
     rel-device-lost rel-out-of-memory rel-calibration-lost rel-fork-exec rel-free-pending \
     load-million-zones cl-layer cl-macros \
     gl-epoxy-groups gl-epoxy-state gl-direct-groups gl-direct-state gl-epoxy-contexts \
-    gl-macros-shim gl-gpuzones-run gl-glx-groups || status=1
+    gl-macros-shim gl-macros-no-shim gl-gpuzones-run gl-glx-groups gl-glx-macros-no-shim || status=1
 
 # libFuzzer (clang): the environment parser and the JSON string writer, a
 # bounded time each on the committed seed corpus.
