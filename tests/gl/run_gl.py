@@ -125,6 +125,9 @@ def run(program, shim, args, tmp, tool=None, display=None):
     sys.stdout.write(p.stdout)
     sys.stderr.write(p.stderr)
     trace_stdout[0] = p.stdout
+    if not os.path.exists(env["GPUZONES_OUTPUT"]):
+        # gpuzones writes its trace once it has started: no trace, no zone
+        fail(["no trace file: gpuzones never started in %s (exit %d)" % (program, p.returncode)])
     return p.returncode, gztrace.load(env["GPUZONES_OUTPUT"])
 
 
