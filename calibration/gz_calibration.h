@@ -132,6 +132,12 @@ typedef struct gz_clock_model {
     bool have_ref, fitted, dirty;
     bool fit_lo, fit_hi;     /* the fit had constraints on that side */
     uint64_t t_ref;          /* GPU ns of the first constraint */
+    /* host - gpu of the first constraint: offsets are kept relative to it
+     * so that doubles hold them to the ns (NVIDIA's GPU clock counts from
+     * the Unix epoch, 1.8e18 ns from CLOCK_MONOTONIC: a double holds that
+     * only to 256 ns). */
+    bool have_o_ref;
+    int64_t o_ref;
     double a, b;
     double newest_t;
     bool has_tight;

@@ -103,16 +103,23 @@ static void add_hi(gz_clock_model *m, uint64_t gpu_ns, double hi, gz_calib_metho
     m->samples++;
 }
 
-static double offset_of(uint64_t host_ns, uint64_t gpu_ns)
+/* host - gpu relative to the first constraint's (o_ref), so that the
+ * double is small; unsigned arithmetic wraps where int64 would overflow. */
+static double offset_of(gz_clock_model *m, uint64_t host_ns, uint64_t gpu_ns)
 {
-    return (double)(int64_t)(host_ns - gpu_ns);
+    uint64_t o = host_ns - gpu_ns;
+    if (!m->have_o_ref) {
+        m->have_o_ref = true;
+        m->o_ref = (int64_t)o;
+    }
+    return (double)(int64_t)(o - (uint64_t)m->o_ref);
 }
 
 void gz_model_add_pair(gz_clock_model *m, gz_calib_method method, const gz_calib_pair *p)
 {
     if (method != GZ_CALIB_CALIBRATED && method != GZ_CALIB_SYNC_POINT)
         return;
-    double o = offset_of(p->host_ns, p->gpu_ns);
+    double o = offset_of(m, p->host_ns, p->gpu_ns);
     double d = (double)p->deviation_ns;
     /* A sync point's middle is biased by whatever part of the bracket is
      * submission latency: it enters as the two bounds it is. */
@@ -166,12 +173,12 @@ void gz_model_add_bounds(gz_clock_model *m, uint64_t gpu_begin_ns, uint64_t host
 {
     /* gpu_begin + offset >= host_not_before; gpu_end + offset <= host_not_after */
     if (host_ns_not_before) {
-        double lo = offset_of(host_ns_not_before, gpu_begin_ns);
+        double lo = offset_of(m, host_ns_not_before, gpu_begin_ns);
         if (!refuse_bound(m, gpu_begin_ns, lo, true))
             add_lo(m, gpu_begin_ns, lo, GZ_CALIB_BOUNDS);
     }
     if (host_ns_not_after) {
-        double hi = offset_of(host_ns_not_after, gpu_end_ns);
+        double hi = offset_of(m, host_ns_not_after, gpu_end_ns);
         if (!refuse_bound(m, gpu_end_ns, hi, false))
             add_hi(m, gpu_end_ns, hi, GZ_CALIB_BOUNDS);
     }
@@ -336,7 +343,7 @@ void gz_model_fit(gz_clock_model *m)
     m->deviation_ns = e.has_lo && e.has_hi && width > 0 ? (uint64_t)(width / 2 + 0.5)
                       : e.has_lo && e.has_hi         ? 0
                                                      : UINT64_MAX;
-    m->offset_ns = (int64_t)llround(a + slope * m->newest_t);
+    m->offset_ns = (int64_t)((uint64_t)m->o_ref + (uint64_t)llround(a + slope * m->newest_t));
 }
 
 uint64_t gz_model_to_host(const gz_clock_model *m, uint64_t gpu_ns)
@@ -346,7 +353,7 @@ uint64_t gz_model_to_host(const gz_clock_model *m, uint64_t gpu_ns)
     double t = rel(m, gpu_ns);
     double corr = m->has_before_step && t < m->step_t ? m->before_step_a + m->before_step_b * t
                                                       : m->a + m->b * t;
-    __int128 host = (__int128)gpu_ns + (__int128)llround(corr);
+    __int128 host = (__int128)gpu_ns + (__int128)m->o_ref + (__int128)llround(corr);
     if (host < 0)
         return 0;
     if (host > (__int128)UINT64_MAX)
@@ -358,8 +365,8 @@ uint64_t gz_model_to_gpu(const gz_clock_model *m, uint64_t host_ns)
 {
     if (!m->fitted)
         return host_ns;
-    /* host = g + a + b (g - t_ref)  →  g - t_ref = (host - t_ref - a) / (1 + b) */
-    double d = ((double)(int64_t)(host_ns - m->t_ref) - m->a) / (1.0 + m->b);
+    /* host = g + o_ref + a + b (g - t_ref)  →  g - t_ref = (host - t_ref - o_ref - a) / (1 + b) */
+    double d = ((double)(int64_t)(host_ns - m->t_ref - (uint64_t)m->o_ref) - m->a) / (1.0 + m->b);
     __int128 g = (__int128)m->t_ref + (__int128)llround(d);
     if (g < 0)
         return 0;

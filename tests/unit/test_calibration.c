@@ -506,6 +506,29 @@ static int test_model_step_inside_bucket(void)
     return 0;
 }
 
+static int test_model_epoch_clock(void)
+{
+    /* NVIDIA's GPU clock counts ns from the Unix epoch (measured on an
+     * H100: host CLOCK_MONOTONIC - GPU = -1.795e18 ns). A double holds an
+     * offset that large only to 256 ns; the model keeps offsets relative
+     * to its first, so pairs with a 1 ns deviation map to the ns. */
+    gz_clock_model m;
+    gz_model_init(&m);
+    const uint64_t epoch_gpu = 1795376235893752266ull; /* GPU ns at host 0 */
+    for (uint64_t h = 1 * SEC; h <= 3 * SEC; h += SEC / 10) {
+        gz_calib_pair p = pair(epoch_gpu + h + 37, h, 1); /* + 37: off the 256 ns grid */
+        gz_model_add_pair(&m, GZ_CALIB_CALIBRATED, &p);
+        gz_model_fit(&m);
+    }
+    for (uint64_t h = 1 * SEC; h <= 3 * SEC; h += 12345677) {
+        uint64_t got = gz_model_to_host(&m, epoch_gpu + h + 37);
+        CHECK(llabs((int64_t)(got - h)) <= 2);
+        CHECK(llabs((int64_t)(gz_model_to_gpu(&m, h) - (epoch_gpu + h + 37))) <= 2);
+    }
+    CHECK(llabs(m.offset_ns - (-(int64_t)epoch_gpu - 37)) <= 2);
+    return 0;
+}
+
 static int test_model_one_sided(void)
 {
     gz_clock_model m;
@@ -642,6 +665,7 @@ int main(void)
     failed += run("model: a step inside one bucket", test_model_step_inside_bucket);
     failed += run("model: sync points a second apart leave drift to the bounds",
                   test_model_sparse_sync_points);
+    failed += run("model: a GPU clock from the Unix epoch, to the ns", test_model_epoch_clock);
     failed += run("model: one-sided bounds", test_model_one_sided);
     failed += run("model: saturation", test_model_saturation);
     failed += run("unwrap: N bits, several wraps, out of order", test_unwrap);
