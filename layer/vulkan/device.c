@@ -136,10 +136,18 @@ static void plan_device(device_plan *p, layer_instance *inst, VkPhysicalDevice p
         }
         p->host_query_reset = true;
     }
-    if (e.calibrated_khr && add_extension(p, "VK_KHR_calibrated_timestamps"))
-        p->calibrated = "VK_KHR_calibrated_timestamps";
-    else if (e.calibrated_ext && add_extension(p, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME))
-        p->calibrated = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
+    /* The application's own choice first; else the EXT name where the
+     * device offers it: the same functions, and layers that predate the
+     * KHR promotion warn on the KHR name (Debian 12's validation layer,
+     * 1.3.239, below ours on NVIDIA's driver, which offers both). */
+    const char *khr = "VK_KHR_calibrated_timestamps", *ext = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
+    const char *pick = app_enabled(app, khr)   ? khr
+                       : app_enabled(app, ext) ? ext
+                       : e.calibrated_ext      ? ext
+                       : e.calibrated_khr      ? khr
+                                               : NULL;
+    if (pick && add_extension(p, pick))
+        p->calibrated = pick;
 }
 
 /* The host clock the device can be calibrated against, or 0. */
