@@ -5,6 +5,13 @@
 #   . scripts/device/nvidia-env.sh
 #   python3 scripts/device/run_tests.py tests.json OUT 'vk-*' 'gl-epoxy-*' ...
 # (tests.json: `meson introspect build --tests`, written before the trip).
+# It overwrites lavapipe's manifest and moves OpenCL vendor files aside:
+# only on a machine that has no Mesa Vulkan driver to lose.
+lvp=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
+if [ -f "$lvp" ] && ! grep -q nvidia "$lvp"; then
+    echo "gpuzones: nvidia-env.sh: $lvp is Mesa's; this script is for a bare GPU machine only" >&2
+    return 1 2>/dev/null || exit 1
+fi
 for f in .gl/*.deb; do
     case $f in
     *libx11* | *libxcb* | *libxau* | *libxdmcp* | *libxext* | *libbsd* | *libmd0*)
