@@ -99,9 +99,8 @@ def main():
     # GPUZONES_ENABLE: it must bring no GL library with it (libgpuzones finds
     # the program's own GL at run time, when it has one).
     gl_libs = ("libepoxy", "libGL", "libEGL", "libGLX", "libOpenGL", "libGLES")
-    loaded = [l.split()[0] for l in r.stdout.splitlines() if l.strip()]
-    check(not [l for l in loaded if l.startswith(gl_libs)],
-          "the installed layer loads GL libraries: %s" % [l for l in loaded if l.startswith(gl_libs)])
+    gl_loaded = [l.split()[0] for l in r.stdout.splitlines() if l.strip().startswith(gl_libs)]
+    check(not gl_loaded, "the installed layer loads GL libraries: %s" % gl_loaded)
 
     if failures:
         print("install test: %d failed; files in %s" % (len(failures), tmp))
