@@ -677,15 +677,14 @@ void vkt_cmd_label_begin(struct vkt_cmd *c, const char *name)
             .color = { 0.9f, 0.6f, 0.2f, 1.0f },
         };
         c->dev->cmd_marker_begin(c->cb, &marker);
-        record_op(c, true, name);
-        return;
+    } else {
+        VkDebugUtilsLabelEXT label = {
+            .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT,
+            .pLabelName = name,
+            .color = { 0.2f, 0.6f, 0.9f, 1.0f },
+        };
+        c->dev->inst->cmd_begin_label(c->cb, &label);
     }
-    VkDebugUtilsLabelEXT label = {
-        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT,
-        .pLabelName = name,
-        .color = { 0.2f, 0.6f, 0.9f, 1.0f },
-    };
-    c->dev->inst->cmd_begin_label(c->cb, &label);
     record_op(c, true, name);
 }
 
