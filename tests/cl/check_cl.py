@@ -114,6 +114,10 @@ def check_run(args, tmp):
     if not check(rc == 0, "program failed under the layer (exit %d)" % rc):
         print("\n".join("FAIL: " + e for e in errors))
         return 1
+    if not check(os.path.exists(trace_path),
+                 "no trace file: the layer was never loaded (does this libOpenCL read OPENCL_LAYERS?)"):
+        print("\n".join("FAIL: " + e for e in errors))
+        return 1
     t0, t1 = parse_truth(truth0), parse_truth(truth1)
     trace = gztrace.load(trace_path)
     for e in trace.accounting_errors():
