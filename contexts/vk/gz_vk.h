@@ -52,6 +52,13 @@ typedef struct gz_vk_fns {
     PFN_vkCmdSetEvent CmdSetEvent;
     PFN_vkSetEvent SetEvent;
     PFN_vkCmdWaitEvents CmdWaitEvents;
+    PFN_vkCreateFence CreateFence;
+    PFN_vkDestroyFence DestroyFence;
+    PFN_vkResetFences ResetFences;
+    PFN_vkGetFenceStatus GetFenceStatus;
+    PFN_vkWaitForFences WaitForFences;
+    /* For queue families that cannot copy results (transfer-only). */
+    PFN_vkGetQueryPoolResults GetQueryPoolResults;
 } gz_vk_fns;
 
 typedef struct gz_vk_device_info {
@@ -62,6 +69,7 @@ typedef struct gz_vk_device_info {
     float timestamp_period;
     uint32_t family_count;
     const uint32_t *family_valid_bits; /* timestampValidBits per queue family */
+    const uint32_t *family_flags;      /* VkQueueFlags per queue family */
     bool host_query_reset;             /* fns.ResetQueryPool usable */
     VkTimeDomainEXT host_domain;       /* for calibration: MONOTONIC, MONOTONIC_RAW or 0 */
     VkPhysicalDeviceMemoryProperties memory; /* to place the results buffers */
@@ -118,9 +126,10 @@ GZ_EXPORT void gz_vk_queue_label_end(gz_vk_queue *q);
  * to their gz_vk_cmdbuf, NULL for untracked ones) to gz_vk_submit_batch,
  * which returns the list to submit instead: the app's command buffers with
  * the context's timestamp command buffers around and between them. Then
- * the layer makes the call and reports its result with gz_vk_submit_end.
- * Everything between begin and end is under the queue's lock; the app
- * already serializes submissions per queue. */
+ * the layer makes the call, holding none of the context's locks, and
+ * reports its result with gz_vk_submit_end. The app serializes submissions
+ * per queue (external synchronization), so one call is in progress per
+ * queue. */
 typedef struct gz_vk_submit gz_vk_submit;
 /* call_name: interned name of the call (vkQueueSubmit…). NULL: not timed. */
 GZ_EXPORT gz_vk_submit *gz_vk_submit_begin(gz_vk_queue *q, uint32_t call_name);

@@ -8,15 +8,28 @@
 #include "gz_vk.h"
 
 #define GZ_VK_MAX_QUEUES 64
-/* Timestamp slots per queue: a batch of k command buffers takes k + 1.
- * Their command buffers are recorded on first use, a block at a time. */
-#define GZ_VK_RING_SLOTS 1024u
-#define GZ_VK_SLOT_BLOCK 32u
+/* Result entries of a queue come in pages: one timestamp query pool and one
+ * host-visible results buffer each. A queue starts with one page and adds
+ * more while its submissions are in flight faster than they complete, up to
+ * GZ_VK_MAX_PAGES; a page is reused once all it holds has been read back.
+ * Pages have GZ_VK_PAGE_ENTRIES entries, or a larger power of two (up to
+ * GZ_VK_PAGE_MAX) when one execution's label values need more. */
+#define GZ_VK_PAGE_ENTRIES 1024u
+#define GZ_VK_PAGE_MAX 8192u
+#define GZ_VK_MAX_PAGES 64u
+/* The timestamp-only command buffers of a page are recorded on first use,
+ * a block at a time. */
+#define GZ_VK_TS_BLOCK 32u
+/* A batch's bracket entries may be split over this many runs (pages). */
+#define GZ_VK_BATCH_RUNS 8u
 /* Label timestamps live in one device-wide pool handed out in chunks. */
 #define GZ_VK_LABEL_CHUNK 64u
 #define GZ_VK_LABEL_CHUNKS 1024u
 #define GZ_VK_NO_QUERY UINT32_MAX
 #define GZ_VK_LABEL_DEPTH 64u
+/* One execution's label timestamps land in one page: a recording with more
+ * than this many (its secondaries' included) has its labels untimed. */
+#define GZ_VK_MAX_EXEC_LABELS (GZ_VK_PAGE_MAX - 2)
 
 typedef enum label_op_kind { LABEL_BEGIN, LABEL_END } label_op_kind;
 
@@ -31,32 +44,69 @@ typedef struct gz_vk_hostbuf {
     uint32_t entries;
 } gz_vk_hostbuf;
 
+/* Why a recording's labels are not timed (none: they are). Counted and
+ * said once per reason in the summary. */
+typedef enum gz_vk_untimed {
+    GZ_VK_TIMED = 0,
+    GZ_VK_UNTIMED_LEVEL,     /* GPUZONES_LEVEL below labels: not a loss */
+    GZ_VK_UNTIMED_FAMILY,    /* queue family without resets/copies (transfer-only) */
+    GZ_VK_UNTIMED_SIM_SECONDARY, /* a SIMULTANEOUS_USE secondary may run twice at once */
+    GZ_VK_UNTIMED_POOL,      /* label query pool missing or exhausted */
+    GZ_VK_UNTIMED_TOO_MANY,  /* more than GZ_VK_MAX_EXEC_LABELS in one execution */
+} gz_vk_untimed;
+
 typedef struct gz_vk_label_op {
     uint16_t kind;    /* label_op_kind */
-    uint16_t untimed; /* never meant to be timed (from a secondary) */
-    uint32_t name; /* interned, for LABEL_BEGIN */
-    uint32_t query; /* index in the label pool, GZ_VK_NO_QUERY when not timed */
+    uint16_t untimed; /* gz_vk_untimed: why this op has no timestamp */
+    uint32_t name;    /* interned, for LABEL_BEGIN */
+    /* Index of its timestamp among the execution's label values, or
+     * GZ_VK_NO_QUERY. While recording, ops taken from a secondary hold
+     * the secondary's own index, and `block` says which secondary. */
+    uint32_t value;
+    uint32_t block; /* 0: own query; b > 0: the (b-1)-th executed secondary */
 } gz_vk_label_op;
 
+/* A range of label queries written by one execution, in value order. */
+typedef struct gz_vk_label_range {
+    uint32_t first_query; /* in the device's label pool */
+    uint32_t count;
+} gz_vk_label_range;
+
+typedef struct gz_vk_recording gz_vk_recording;
+
 /* What one recording of a command buffer did with labels. Immutable once
- * the recording ends; shared by the command buffer and every submission of
- * it that has not been read back yet (reference counted). */
-typedef struct gz_vk_recording {
-    uint32_t refs;
-    uint32_t in_flight; /* submissions not yet read back */
+ * the recording ends (apart from the atomic counters); shared by the
+ * command buffer and every submission of it that has not been read back
+ * yet (reference counted). */
+struct gz_vk_recording {
+    uint32_t refs;      /* atomic */
+    uint32_t family;
+    bool secondary, simultaneous;
+    gz_vk_untimed untimed; /* why its own labels are not timed (GZ_VK_TIMED: they are) */
     gz_vk_label_op *ops;
     uint32_t nops, ops_cap;
-    uint32_t *chunks; /* label pool chunks holding this recording's queries */
+    uint32_t *chunks; /* label pool chunks holding this recording's own queries */
     uint32_t nchunks, chunks_cap;
-    uint32_t used_in_chunk; /* queries used in the last chunk */
-    bool timed; /* label timestamps are written (not for simultaneous use etc.) */
-} gz_vk_recording;
-
-/* Queries the recording uses in its chunk c: all but in the last one. */
-static inline uint32_t gz_vk_recording_chunk_used(const gz_vk_recording *rec, uint32_t c)
-{
-    return c + 1 < rec->nchunks ? GZ_VK_LABEL_CHUNK : rec->used_in_chunk;
-}
+    uint32_t own_queries; /* queries written by this recording itself */
+    gz_vk_recording **secs; /* executed secondaries (referenced), in order */
+    uint32_t nsecs, secs_cap;
+    /* Set at vkEndCommandBuffer: what an execution writes and must reset
+     * and copy, own chunks first, then each timed secondary's. */
+    gz_vk_label_range *ranges;
+    uint32_t nranges;
+    uint32_t nvalues; /* label values of one execution */
+    bool ended;
+    /* Executions submitted and not yet read back, and on which queue the
+     * newest went: an execution on a second queue while one is unread may
+     * overwrite its timestamps. Every execution whose serial is at most
+     * conflict_upto is counted as lost (under the device lock). */
+    uint32_t pending;
+    const void *pending_queue;
+    uint64_t last_batch; /* the queue's batch number of the newest execution */
+    struct gz_vk_entry *last_entry; /* and its entry */
+    uint64_t next_serial, conflict_upto;
+    uint32_t default_name; /* "cmdbuf: <first label>", interned at its end; 0: none */
+};
 
 struct gz_vk_cmdbuf {
     gz_vk_device *dev;
@@ -64,27 +114,57 @@ struct gz_vk_cmdbuf {
     uint32_t family;
     bool secondary;
     uint32_t name; /* interned debug name, 0 = none */
-    uint32_t default_name; /* "VkCommandBuffer 0x…", interned on first submit */
     gz_vk_recording *rec;
     bool recording; /* atomic: between vkBegin- and vkEndCommandBuffer */
 };
 
-/* What a slot's timestamp is followed by in its batch. */
-typedef struct gz_vk_slot {
-    VkCommandBuffer cb;    /* prerecorded: writes this slot's timestamp */
-    uint32_t name;         /* zone name of the command buffer after it */
-    gz_vk_recording *rec;  /* its recording (label ops), referenced */
-    bool labels_timed;     /* rec's label queries belong to this execution alone */
-} gz_vk_slot;
+/* One result entry of a queue, in a page: what it holds for the batch that
+ * owns it. Written by the submitting thread before the batch's record is
+ * published, read by the worker after (the queue's lock orders both). */
+struct gz_vk_entry {
+    uint32_t name;        /* bracket: zone name of the command buffer after it */
+    gz_vk_recording *rec; /* bracket: that command buffer's recording (referenced) */
+    uint64_t serial;      /* the execution's serial in rec */
+    uint16_t label_page;  /* where the execution's label values were copied */
+    uint16_t labels_timed; /* the execution's label values are its own */
+    uint32_t label_first;
+};
+typedef struct gz_vk_entry gz_vk_entry;
+
+typedef struct gz_vk_page {
+    uint32_t size; /* entries */
+    VkQueryPool pool;
+    gz_vk_hostbuf results; /* entry i's copied result (queues that can copy) */
+    VkCommandBuffer *ts; /* prerecorded: writes entry i's timestamp */
+    /* Recorded at submit time when entry i's bracket also resets label
+     * queries or ends a batch with its copies; allocated on first use and
+     * recorded again only once the batch that used it was read back. */
+    VkCommandBuffer *dyn;
+    bool *block_ready;
+    gz_vk_entry *entries;
+    uint32_t next;        /* bump allocator: entries below are taken or skipped */
+    uint32_t outstanding; /* taken and not yet released */
+} gz_vk_page;
+
+typedef struct gz_vk_run {
+    uint16_t page;
+    uint16_t first;
+    uint16_t count;
+} gz_vk_run;
 
 typedef enum record_kind { REC_BATCH, REC_QLABEL_BEGIN, REC_QLABEL_END } record_kind;
 
 /* One entry of a queue's submission log, read back in order. */
 typedef struct gz_vk_record {
-    uint32_t kind; /* record_kind */
+    uint8_t kind;      /* record_kind */
+    bool submitted;    /* the call down returned success (pending until then) */
+    uint8_t nruns;
     uint32_t name;
-    uint32_t first, nslots, waste; /* REC_BATCH: slots used, and skipped at the ring's end */
-    uint32_t batch, cmdbufs;       /* REC_BATCH: index in its call, command buffers */
+    uint32_t nbrackets;      /* timestamps: cmdbufs + 1, or 2 at the submit level */
+    uint32_t batch, cmdbufs; /* index in its call, command buffers */
+    gz_vk_run runs[GZ_VK_BATCH_RUNS]; /* the bracket entries, in order */
+    gz_vk_run label_runs[GZ_VK_BATCH_RUNS]; /* entries taken for label values */
+    uint8_t nlabel_runs;
     uint64_t flow;
     uint64_t submit_ns;
 } gz_vk_record;
@@ -104,6 +184,32 @@ struct gz_vk_submit {
     uint32_t nrecords; /* records this call added at the log's tail */
 };
 
+/* Sync points for devices without calibrated timestamps (vk_sync.c). The
+ * host half of one runs on the spinner thread. failed is atomic too (the
+ * spinner sets it). */
+typedef struct gz_vk_sync {
+    bool ready, failed;
+    VkQueryPool pool;
+    VkEvent go;         /* set by the host: the GPU waits for it */
+    VkEvent done;       /* set by the GPU after the timestamp */
+    VkCommandBuffer cb; /* waits for go, writes the timestamp, sets done, copies */
+    gz_vk_hostbuf result;
+    bool pending;       /* submitted, value not read yet */
+    VkFence fence;      /* signalled once cb has run */
+    bool used;          /* fence submitted at least once */
+    uint64_t before;    /* atomic: host time just before go was set (0: not yet; ~0: no go) */
+    uint64_t seen;      /* atomic: host time the spinner saw done (0: not seen) */
+    uint32_t spinning;  /* atomic: the spinner still watches it */
+    uint64_t last_ns;
+} gz_vk_sync;
+
+/* What a queue's family can run, for the commands the layer adds. */
+typedef enum gz_vk_queue_mode {
+    GZ_VK_QUEUE_UNTIMED = 0, /* no timestamps, or none we may reset */
+    GZ_VK_QUEUE_COPY,        /* graphics/compute: resets, copies and events in the queue */
+    GZ_VK_QUEUE_HOST,        /* transfer-only: timestamps only; host reset and host reads */
+} gz_vk_queue_mode;
+
 struct gz_vk_queue {
     gz_vk_device *dev;
     VkQueue handle;
@@ -111,61 +217,51 @@ struct gz_vk_queue {
     uint16_t track, label_track;
     char name[256]; /* the track's name: "VkQueue f.i device" or the app's name */
     uint32_t valid_bits;
-    pthread_mutex_t lock; /* ring and log: the submitting thread vs the worker */
+    gz_vk_queue_mode mode;
+    pthread_mutex_t lock; /* pages, log, dynamic ring: the submitting thread vs the worker */
 
     bool ring_ready, ring_failed;
-    VkQueryPool pool;
-    gz_vk_hostbuf results_buf; /* slot i's result at entry i; the sync point's after them */
-    VkCommandPool cmd_pool;
-    gz_vk_slot slots[GZ_VK_RING_SLOTS];
-    bool block_ready[GZ_VK_RING_SLOTS / GZ_VK_SLOT_BLOCK];
-    uint32_t head, used; /* next free slot, slots in use (incl. skipped) */
+    VkCommandPool cmd_pool; /* ours; recorded only by the submitting thread */
+    gz_vk_page *pages[GZ_VK_MAX_PAGES];
+    uint32_t npages, cur_page;
 
     gz_vk_record *log; /* ring of records */
     uint32_t log_cap, log_head, log_count;
 
-    /* read-back state: the queue's label stack in submission order */
+    /* read-back state (worker only): the queue's label stack in submission order */
     label_frame labels[GZ_VK_LABEL_DEPTH];
     uint32_t label_depth, label_overflow;
     uint64_t last_ticks;
     bool have_last;
+    uint64_t *values; /* scratch for one batch's timestamps */
+    uint32_t values_cap;
 
-    gz_vk_submit submit; /* the call in progress (under lock) */
-
-    /* Sync points, for devices without calibrated timestamps (vk_sync.c). */
-    struct {
-        bool ready, failed;
-        VkQueryPool pool;
-        VkEvent go;         /* set by the host: the GPU waits for it */
-        VkEvent event;      /* set by the GPU after the timestamp */
-        VkCommandBuffer cb; /* waits for go, writes the timestamp, sets event */
-        bool pending;       /* submitted, value not read yet */
-        uint64_t before, seen; /* host times around it (seen 0: not seen) */
-        uint64_t last_ns;
-    } sync;
+    gz_vk_submit submit; /* the call in progress */
+    uint64_t batch_seq;  /* batches taken on this queue (submitting thread) */
+    gz_vk_sync sync;
 
     gz_item *scratch; /* items of one batch */
     uint32_t scratch_cap;
 };
 
-
 struct gz_vk_device {
     gz_vk_device_info info;
-    uint32_t *valid_bits; /* copy of info.family_valid_bits */
+    uint32_t *valid_bits;  /* copy of info.family_valid_bits */
+    uint32_t *family_flags; /* copy of info.family_flags */
     int collector;
     bool lost; /* device lost or a query read failed: timing stops */
     gz_level level;
 
-    pthread_mutex_t lock; /* queues list, label pool chunks */
+    pthread_mutex_t lock; /* queues list, label pool chunks, recordings' conflicts */
     gz_vk_queue *queues[GZ_VK_MAX_QUEUES];
     uint32_t nqueues;
 
     bool labels_ready, labels_failed;
     VkQueryPool label_pool;
-    gz_vk_hostbuf label_results; /* label query q's result at entry q */
     uint32_t free_chunks[GZ_VK_LABEL_CHUNKS];
     uint32_t nfree_chunks;
 
+    uint64_t untimed_labels[GZ_VK_UNTIMED_TOO_MANY + 1]; /* atomic: label zones not timed, by reason */
     uint64_t last_calibration_ns; /* the worker's periodic samples */
     uint64_t families_warned; /* families told to have no timestamps (bit = family) */
 };
@@ -181,6 +277,9 @@ static inline void gz_vk_device_set_lost(gz_vk_device *dev)
     __atomic_store_n(&dev->lost, true, __ATOMIC_RELAXED);
 }
 
+/* The mode of a queue family of dev (flags and timestamp bits). */
+gz_vk_queue_mode gz_vk_family_mode(const gz_vk_device *dev, uint32_t family);
+
 /* vk_hostbuf.c */
 bool gz_vk_hostbuf_create(gz_vk_device *dev, uint32_t entries, gz_vk_hostbuf *out);
 void gz_vk_hostbuf_destroy(gz_vk_device *dev, gz_vk_hostbuf *b);
@@ -189,17 +288,22 @@ bool gz_vk_hostbuf_create_on(const gz_vk_fns *f, VkDevice d,
                              const VkPhysicalDeviceMemoryProperties *mp, uint32_t entries,
                              gz_vk_hostbuf *out);
 void gz_vk_hostbuf_destroy_on(const gz_vk_fns *f, VkDevice d, gz_vk_hostbuf *b);
-/* Marks entries unavailable before the submission that will fill them. */
+/* Marks entries not written before the submission that will fill them. */
 void gz_vk_hostbuf_clear(gz_vk_hostbuf *b, uint32_t first, uint32_t count);
-/* Whether all count entries are available. */
+/* Whether all count entries were written by the GPU since their clear. */
 bool gz_vk_hostbuf_ready(const gz_vk_hostbuf *b, uint32_t first, uint32_t count);
-/* Values of count entries, or false when any is not available yet. */
+/* Values of count entries, or false when any is not written yet. */
 bool gz_vk_hostbuf_read(const gz_vk_hostbuf *b, uint32_t first, uint32_t count, uint64_t *values);
-/* Records the copy of count results into the buffer, made visible to the
- * host. Outside a render pass. */
+/* Records the copy of count results into the buffer (waiting for them). */
 void gz_vk_cmd_copy_results(const gz_vk_fns *f, VkCommandBuffer cb, VkQueryPool pool,
                             uint32_t first_query, uint32_t count, const gz_vk_hostbuf *b,
                             uint32_t first_entry);
+/* Makes the copies recorded before it visible to the host. */
+void gz_vk_cmd_results_to_host(const gz_vk_fns *f, VkCommandBuffer cb);
+/* Values of count timestamp queries read on the host, without waiting:
+ * false when any is not available yet (or the read failed: *lost). */
+bool gz_vk_query_read(const gz_vk_fns *f, VkDevice d, VkQueryPool pool, uint32_t first,
+                      uint32_t count, uint64_t *values, bool *lost);
 
 /* vk_device.c */
 bool gz_vk_label_chunk_alloc(gz_vk_device *dev, uint32_t *chunk);
@@ -210,14 +314,42 @@ void gz_vk_calibrate(gz_vk_device *dev, bool force);
  * the queue before any zone of the track can. */
 void gz_vk_calibrate_track(gz_vk_device *dev, uint16_t track);
 bool gz_vk_can_calibrate(const gz_vk_device *dev);
+/* Our own command buffers are dispatchable objects the loader did not make. */
+void gz_vk_own_cmdbufs(gz_vk_device *dev, VkCommandBuffer *cbs, uint32_t n);
 
 /* vk_cmdbuf.c */
+void gz_vk_recording_ref(gz_vk_recording *rec);
 void gz_vk_recording_unref(gz_vk_device *dev, gz_vk_recording *rec);
-/* Host reset of the recording's label queries before an execution. */
-void gz_vk_recording_reset_queries(gz_vk_device *dev, gz_vk_recording *rec);
+/* Records the resets of an execution's label queries. */
+void gz_vk_recording_cmd_reset(gz_vk_device *dev, const gz_vk_recording *rec, VkCommandBuffer cb);
+/* Records the copies of an execution's label values to entries of page. */
+void gz_vk_recording_cmd_copy(gz_vk_device *dev, const gz_vk_recording *rec, VkCommandBuffer cb,
+                              const gz_vk_hostbuf *results, uint32_t first_entry);
 
-/* vk_sync.c: under the queue's lock */
-void gz_vk_sync_point(gz_vk_queue *q);
+/* vk_pages.c: under the queue's lock unless said otherwise */
+bool gz_vk_pages_init(gz_vk_queue *q);
+void gz_vk_pages_destroy(gz_vk_queue *q);
+/* A run of up to want entries (at least min, contiguous in one page); a
+ * new page is added when none has room. False when every page is full. */
+bool gz_vk_pages_take(gz_vk_queue *q, uint32_t want, uint32_t min, gz_vk_run *out);
+/* Gives entries back (their batch was read back or never submitted). */
+void gz_vk_pages_give(gz_vk_queue *q, const gz_vk_run *run);
+/* Prepares entries for their batch: host reset of their queries, results
+ * marked unwritten, timestamp-only command buffers recorded. Called by the
+ * submitting thread without the lock (it owns the entries). */
+bool gz_vk_pages_prepare(gz_vk_queue *q, const gz_vk_run *run);
+static inline gz_vk_entry *gz_vk_entry_at(gz_vk_queue *q, uint32_t page, uint32_t i)
+{
+    return &q->pages[page]->entries[i];
+}
+
+/* vk_sync.c */
+/* Starts the sync-point thread (for a device without calibrated timestamps). */
+void gz_vk_sync_prepare(void);
+/* Submits a sync point when one is due and the queue is idle (inside the
+ * app's vkQueueSubmit: the queue is ours to use; no lock held). */
+void gz_vk_sync_maybe(gz_vk_queue *q, bool idle);
+/* Reads a finished sync point back (worker; final: the last time). */
 void gz_vk_sync_collect(gz_vk_queue *q, bool final);
 void gz_vk_sync_destroy(gz_vk_queue *q);
 

@@ -12,9 +12,13 @@
 #define CALIBRATION_TRIES 5u
 #define CALIBRATION_GOOD_NS 1000u
 
+static void report_untimed(gz_vk_device *dev);
+
 static void collect_hook(void *user, bool final)
 {
     gz_vk_device *dev = user;
+    if (final)
+        report_untimed(dev); /* a device the app never destroyed */
     gz_vk_calibrate(dev, final);
     pthread_mutex_lock(&dev->lock);
     uint32_t n = dev->nqueues;
@@ -33,49 +37,84 @@ static bool create_label_pool(gz_vk_device *dev)
     if (dev->info.fns.CreateQueryPool(dev->info.device, &info, NULL, &dev->label_pool) !=
         VK_SUCCESS)
         return false;
-    if (!gz_vk_hostbuf_create(dev, GZ_VK_LABEL_CHUNK * GZ_VK_LABEL_CHUNKS, &dev->label_results)) {
-        dev->info.fns.DestroyQueryPool(dev->info.device, dev->label_pool, NULL);
-        return false;
-    }
     for (uint32_t i = 0; i < GZ_VK_LABEL_CHUNKS; i++)
         dev->free_chunks[i] = GZ_VK_LABEL_CHUNKS - 1 - i;
     dev->nfree_chunks = GZ_VK_LABEL_CHUNKS;
     return true;
 }
 
+gz_vk_queue_mode gz_vk_family_mode(const gz_vk_device *dev, uint32_t family)
+{
+    if (family >= dev->info.family_count || !dev->valid_bits[family])
+        return GZ_VK_QUEUE_UNTIMED;
+    uint32_t flags = dev->family_flags[family];
+    /* Graphics and compute families may reset, copy and wait in command
+     * buffers; the others (transfer, video) may only write timestamps:
+     * their queries are reset and read on the host. */
+    if (flags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT))
+        return GZ_VK_QUEUE_COPY;
+    bool writes = flags & (VK_QUEUE_TRANSFER_BIT | VK_QUEUE_VIDEO_DECODE_BIT_KHR |
+                           0x00000040u /* VIDEO_ENCODE (a beta bit in older headers) */);
+    return writes && dev->info.host_query_reset && dev->info.fns.GetQueryPoolResults
+               ? GZ_VK_QUEUE_HOST
+               : GZ_VK_QUEUE_UNTIMED;
+}
+
+void gz_vk_own_cmdbufs(gz_vk_device *dev, VkCommandBuffer *cbs, uint32_t n)
+{
+    /* Our command buffers are dispatchable objects the loader did not
+     * make: give them the device's dispatch pointer. */
+    for (uint32_t i = 0; dev->info.set_loader_data && i < n; i++)
+        dev->info.set_loader_data(dev->info.device, cbs[i]);
+}
+
+static bool any_family_copies(const gz_vk_device *dev)
+{
+    for (uint32_t i = 0; i < dev->info.family_count; i++)
+        if (gz_vk_family_mode(dev, i) == GZ_VK_QUEUE_COPY)
+            return true;
+    return false;
+}
+
 gz_vk_device *gz_vk_device_new(const gz_vk_device_info *info)
 {
     if (!gz_client_start())
         return NULL;
+    uint32_t nfam = info->family_count ? info->family_count : 1;
     gz_vk_device *dev = calloc(1, sizeof *dev);
-    uint32_t *bits = calloc(info->family_count ? info->family_count : 1, sizeof *bits);
-    if (!dev || !bits) {
+    uint32_t *bits = calloc(nfam, sizeof *bits);
+    uint32_t *flags = calloc(nfam, sizeof *flags);
+    if (!dev || !bits || !flags) {
         free(dev);
         free(bits);
+        free(flags);
         gz_log("out of memory for a device context; this device is not timed");
         return NULL;
     }
     dev->info = *info;
-    if (info->family_count)
+    if (info->family_count) {
         memcpy(bits, info->family_valid_bits, info->family_count * sizeof *bits);
+        if (info->family_flags)
+            memcpy(flags, info->family_flags, info->family_count * sizeof *flags);
+    }
     dev->valid_bits = bits;
+    dev->family_flags = flags;
     dev->info.family_valid_bits = bits;
+    dev->info.family_flags = flags;
     dev->level = gz_client_level();
     pthread_mutex_init(&dev->lock, NULL);
 
-    if (dev->level >= GZ_LEVEL_LABELS) {
-        if (!info->host_query_reset) {
-            static int once;
-            gz_log_once(&once, "%s has no host query reset: debug-label zones are off for it "
-                               "(submission and command buffer zones still work)",
-                        info->device_name);
-        } else if (create_label_pool(dev)) {
+    /* Label queries are reset and copied by our command buffers, on any
+     * graphics or compute queue: no host query reset needed. */
+    if (dev->level >= GZ_LEVEL_LABELS && any_family_copies(dev)) {
+        if (create_label_pool(dev))
             dev->labels_ready = true;
-        } else {
+        else
             gz_log("cannot create the label query pool on %s: debug-label zones are off for it",
                    info->device_name);
-        }
     }
+    if (!gz_vk_can_calibrate(dev))
+        gz_vk_sync_prepare();
     dev->collector = gz_collector_add(collect_hook, dev);
     return dev;
 }
@@ -87,6 +126,27 @@ void gz_vk_device_collect(gz_vk_device *dev)
     pthread_mutex_unlock(&dev->lock);
     for (uint32_t i = 0; i < n; i++)
         gz_vk_queue_collect(dev->queues[i], false);
+}
+
+/* Debug-label zones that could not be timed, once per device and reason. */
+static void report_untimed(gz_vk_device *dev)
+{
+    static const char *const why[] = {
+        [GZ_VK_UNTIMED_FAMILY] = "recorded for a queue family that can only write timestamps "
+                                 "(transfer), where the layer cannot reset and copy them",
+        [GZ_VK_UNTIMED_SIM_SECONDARY] = "recorded in SIMULTANEOUS_USE secondary command buffers "
+                                        "(they may run twice at once with nothing between)",
+        [GZ_VK_UNTIMED_POOL] = "the label query pool was exhausted or missing (command "
+                               "buffers recorded and kept without being submitted?)",
+        [GZ_VK_UNTIMED_TOO_MANY] = "more label timestamps in one command buffer execution "
+                                   "than the layer copies (512)",
+    };
+    for (uint32_t k = GZ_VK_UNTIMED_FAMILY; k <= GZ_VK_UNTIMED_TOO_MANY; k++) {
+        uint64_t n = __atomic_exchange_n(&dev->untimed_labels[k], 0, __ATOMIC_RELAXED);
+        if (n)
+            gz_log("%llu debug-label zones on %s were not timed: %s",
+                   (unsigned long long)n, dev->info.device_name, why[k]);
+    }
 }
 
 void gz_vk_device_destroy(gz_vk_device *dev)
@@ -101,14 +161,15 @@ void gz_vk_device_destroy(gz_vk_device *dev)
     for (uint32_t i = 0; i < dev->nqueues; i++) {
         gz_vk_registry_remove(dev->queues[i]);
         gz_vk_queue_collect(dev->queues[i], true);
+    }
+    for (uint32_t i = 0; i < dev->nqueues; i++)
         gz_vk_queue_destroy(dev->queues[i]);
-    }
-    if (dev->labels_ready) {
-        gz_vk_hostbuf_destroy(dev, &dev->label_results);
+    report_untimed(dev);
+    if (dev->labels_ready)
         dev->info.fns.DestroyQueryPool(dev->info.device, dev->label_pool, NULL);
-    }
     pthread_mutex_destroy(&dev->lock);
     free(dev->valid_bits);
+    free(dev->family_flags);
     free(dev);
 }
 

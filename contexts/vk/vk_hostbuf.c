@@ -1,9 +1,9 @@
 /* Host-visible buffers that timestamp results are copied into on the GPU
  * (vkCmdCopyQueryPoolResults), so that reading them back is a memory read.
- * vkGetQueryPoolResults is never used: some drivers (lavapipe) wait for the
- * whole device to go idle in it even without VK_QUERY_RESULT_WAIT_BIT, which
- * would stall the app, or deadlock one whose work waits on a semaphore it
- * signals from the host after submitting. */
+ * vkGetQueryPoolResults is used only where copies are not allowed
+ * (transfer-only queue families), from the worker and without any of our
+ * locks held: some drivers (lavapipe) wait for the whole device to go idle
+ * in it even without VK_QUERY_RESULT_WAIT_BIT. */
 #include <string.h>
 
 #include "gz_vk_internal.h"
@@ -76,30 +76,51 @@ void gz_vk_hostbuf_destroy_on(const gz_vk_fns *f, VkDevice d, gz_vk_hostbuf *b)
     memset(b, 0, sizeof *b);
 }
 
+/* A value word no timestamp can hold (with fewer than 64 valid bits the
+ * top bits are zero; a 64-bit counter reaches it after centuries). Drivers
+ * may write a result's availability before its value (lavapipe's copy
+ * does), so an entry counts as written only when its availability is set
+ * and its value is no longer this: a zone is never made of a value the GPU
+ * has not written for this execution. */
+#define UNWRITTEN UINT64_MAX
+
 void gz_vk_hostbuf_clear(gz_vk_hostbuf *b, uint32_t first, uint32_t count)
 {
     /* Only our GPU copies write here, and none is pending for these
-     * entries: a plain store is enough before the submission that reuses
+     * entries: plain stores are enough before the submission that reuses
      * them (queue submission orders host writes before the device's). */
-    memset(&b->results[2 * (size_t)first], 0, (size_t)count * GZ_VK_RESULT_SIZE);
+    uint64_t *e = &b->results[2 * (size_t)first];
+    for (uint32_t i = 0; i < count; i++) {
+        e[2 * i] = UNWRITTEN;
+        e[2 * i + 1] = 0;
+    }
+}
+
+static bool entry_read(const uint64_t *e, uint64_t *value)
+{
+    if (!__atomic_load_n(&e[1], __ATOMIC_ACQUIRE))
+        return false;
+    uint64_t v = __atomic_load_n(&e[0], __ATOMIC_ACQUIRE);
+    if (v == UNWRITTEN)
+        return false;
+    *value = v;
+    return true;
 }
 
 bool gz_vk_hostbuf_ready(const gz_vk_hostbuf *b, uint32_t first, uint32_t count)
 {
+    uint64_t v;
     for (uint32_t i = 0; i < count; i++)
-        if (!__atomic_load_n(&b->results[2 * (size_t)(first + i) + 1], __ATOMIC_ACQUIRE))
+        if (!entry_read(&b->results[2 * (size_t)(first + i)], &v))
             return false;
     return true;
 }
 
 bool gz_vk_hostbuf_read(const gz_vk_hostbuf *b, uint32_t first, uint32_t count, uint64_t *values)
 {
-    for (uint32_t i = 0; i < count; i++) {
-        const uint64_t *e = &b->results[2 * (size_t)(first + i)];
-        if (!__atomic_load_n(&e[1], __ATOMIC_ACQUIRE))
+    for (uint32_t i = 0; i < count; i++)
+        if (!entry_read(&b->results[2 * (size_t)(first + i)], &values[i]))
             return false;
-        values[i] = __atomic_load_n(&e[0], __ATOMIC_RELAXED);
-    }
     return true;
 }
 
@@ -108,15 +129,48 @@ void gz_vk_cmd_copy_results(const gz_vk_fns *f, VkCommandBuffer cb, VkQueryPool 
                             uint32_t first_entry)
 {
     /* The timestamps come from earlier commands of this queue: WAIT makes
-     * the copy wait for them; the barrier makes the copy visible to the
-     * host once the submission has run. */
+     * the copy wait for them. */
     f->CmdCopyQueryPoolResults(cb, pool, first_query, count, b->buffer,
                                (VkDeviceSize)first_entry * GZ_VK_RESULT_SIZE, GZ_VK_RESULT_SIZE,
                                VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT |
                                    VK_QUERY_RESULT_WAIT_BIT);
+}
+
+void gz_vk_cmd_results_to_host(const gz_vk_fns *f, VkCommandBuffer cb)
+{
+    /* Makes the copies visible to the host once the submission has run. */
     VkMemoryBarrier to_host = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                                .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
                                .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
     f->CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
                           &to_host, 0, NULL, 0, NULL);
+}
+
+bool gz_vk_query_read(const gz_vk_fns *f, VkDevice d, VkQueryPool pool, uint32_t first,
+                      uint32_t count, uint64_t *values, bool *lost)
+{
+    /* Queues that cannot copy (transfer-only families) are read on the
+     * host, without WAIT: not ready is simply "later". Pairs of (value,
+     * availability), read into values two at a time. */
+    uint64_t pair[2 * 64];
+    for (uint32_t done = 0; done < count;) {
+        uint32_t n = count - done < 64 ? count - done : 64;
+        VkResult r = f->GetQueryPoolResults(d, pool, first + done, n, sizeof pair, pair,
+                                            GZ_VK_RESULT_SIZE,
+                                            VK_QUERY_RESULT_64_BIT |
+                                                VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+        if (r == VK_ERROR_DEVICE_LOST) {
+            *lost = true;
+            return false;
+        }
+        if (r != VK_SUCCESS && r != VK_NOT_READY)
+            return false;
+        for (uint32_t i = 0; i < n; i++) {
+            if (!pair[2 * i + 1])
+                return false;
+            values[done + i] = pair[2 * i];
+        }
+        done += n;
+    }
+    return true;
 }

@@ -1,6 +1,14 @@
-/* A queue's timeline: the ring of timestamp slots that bracket the app's
- * command buffers, the log of submissions in order, and the readback that
- * turns completed submissions into zones without ever waiting. */
+/* A queue's timeline: the command buffers of ours that bracket the app's in
+ * each batch, the log of submissions in order, and the readback that turns
+ * completed submissions into zones.
+ *
+ * Submission (the app's thread): under the queue's lock, briefly, the
+ * batch takes its entries and its record goes on the log as not yet
+ * submitted; then, without any lock, our command buffers are prepared and
+ * the layer calls down; then the record is marked submitted (or taken back
+ * when the call failed). Nothing on the app's thread waits for the GPU or
+ * reads results. Readback (the worker): records are read in order and each
+ * only once it is submitted and every value it needs is written. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,15 +43,23 @@ gz_vk_queue *gz_vk_queue_new(gz_vk_device *dev, VkQueue handle, uint32_t family,
     q->family = family;
     q->index = index;
     q->valid_bits = family < dev->info.family_count ? dev->valid_bits[family] : 0;
+    q->mode = gz_vk_family_mode(dev, family);
     pthread_mutex_init(&q->lock, NULL);
-    if (!q->valid_bits) {
+    if (q->mode == GZ_VK_QUEUE_UNTIMED) {
         /* Called under the device lock (gz_vk_queue_get): one message per
          * device and family. */
         uint64_t bit = family < 64 ? 1ull << family : 0;
-        if (!(dev->families_warned & bit))
-            gz_log("queue family %u of %s has no timestamps (timestampValidBits = 0): its "
-                   "queues get no zones",
-                   family, dev->info.device_name);
+        if (!(dev->families_warned & bit)) {
+            if (!q->valid_bits)
+                gz_log("queue family %u of %s has no timestamps (timestampValidBits = 0): its "
+                       "queues get no zones",
+                       family, dev->info.device_name);
+            else
+                gz_log("queue family %u of %s can only write timestamps (a transfer queue) and "
+                       "the device has no host query reset to reuse them: its queues get no "
+                       "zones",
+                       family, dev->info.device_name);
+        }
         dev->families_warned |= bit;
         return q;
     }
@@ -68,109 +84,27 @@ void gz_vk_queue_set_name(gz_vk_queue *q, const char *name)
     pthread_mutex_unlock(&q->lock);
 }
 
-/* Records the command buffers of one block of slots: each writes its
- * slot's timestamp (after resetting the query when the device has no host
- * query reset), so that a submission itself records nothing. */
-static bool record_block(gz_vk_queue *q, uint32_t block)
-{
-    gz_vk_device *dev = q->dev;
-    const gz_vk_fns *f = &dev->info.fns;
-    VkDevice d = dev->info.device;
-    uint32_t first = block * GZ_VK_SLOT_BLOCK;
-    VkCommandBuffer cbs[GZ_VK_SLOT_BLOCK];
-    VkCommandBufferAllocateInfo alloc = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-        .commandPool = q->cmd_pool,
-        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-        .commandBufferCount = GZ_VK_SLOT_BLOCK,
-    };
-    if (f->AllocateCommandBuffers(d, &alloc, cbs) != VK_SUCCESS)
-        return false;
-    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    for (uint32_t i = 0; i < GZ_VK_SLOT_BLOCK; i++) {
-        /* Our command buffers are dispatchable objects the loader did not
-         * make: give them the device's dispatch pointer. */
-        if (dev->info.set_loader_data)
-            dev->info.set_loader_data(d, cbs[i]);
-        if (f->BeginCommandBuffer(cbs[i], &begin) != VK_SUCCESS) {
-            f->FreeCommandBuffers(d, q->cmd_pool, GZ_VK_SLOT_BLOCK, cbs);
-            return false;
-        }
-        if (!dev->info.host_query_reset)
-            f->CmdResetQueryPool(cbs[i], q->pool, first + i, 1);
-        f->CmdWriteTimestamp(cbs[i], VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, q->pool, first + i);
-        gz_vk_cmd_copy_results(&dev->info.fns, cbs[i], q->pool, first + i, 1, &q->results_buf, first + i);
-        if (f->EndCommandBuffer(cbs[i]) != VK_SUCCESS) {
-            f->FreeCommandBuffers(d, q->cmd_pool, GZ_VK_SLOT_BLOCK, cbs);
-            return false;
-        }
-    }
-    for (uint32_t i = 0; i < GZ_VK_SLOT_BLOCK; i++)
-        q->slots[first + i].cb = cbs[i];
-    q->block_ready[block] = true;
-    return true;
-}
-
-static bool slots_recorded(gz_vk_queue *q, uint32_t first, uint32_t n)
-{
-    for (uint32_t b = first / GZ_VK_SLOT_BLOCK; b <= (first + n - 1) / GZ_VK_SLOT_BLOCK; b++)
-        if (!q->block_ready[b] && !record_block(q, b))
-            return false;
-    return true;
-}
-
-static bool ring_init(gz_vk_queue *q)
-{
-    gz_vk_device *dev = q->dev;
-    const gz_vk_fns *f = &dev->info.fns;
-    VkDevice d = dev->info.device;
-    VkQueryPoolCreateInfo pool_info = {
-        .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-        .queryType = VK_QUERY_TYPE_TIMESTAMP,
-        .queryCount = GZ_VK_RING_SLOTS,
-    };
-    if (f->CreateQueryPool(d, &pool_info, NULL, &q->pool) != VK_SUCCESS)
-        return false;
-    VkCommandPoolCreateInfo cmd_pool_info = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-        .queueFamilyIndex = q->family,
-    };
-    if (f->CreateCommandPool(d, &cmd_pool_info, NULL, &q->cmd_pool) != VK_SUCCESS) {
-        f->DestroyQueryPool(d, q->pool, NULL);
-        return false;
-    }
-    q->log_cap = 2 * GZ_VK_RING_SLOTS;
-    q->log = calloc(q->log_cap, sizeof *q->log);
-    /* One entry per slot, and one for the sync point. */
-    if (!q->log || !gz_vk_hostbuf_create(dev, GZ_VK_RING_SLOTS + 1, &q->results_buf)) {
-        free(q->log);
-        q->log = NULL;
-        f->DestroyCommandPool(d, q->cmd_pool, NULL);
-        f->DestroyQueryPool(d, q->pool, NULL);
-        return false;
-    }
-    if (dev->info.host_query_reset)
-        f->ResetQueryPool(d, q->pool, 0, GZ_VK_RING_SLOTS);
-    return true;
-}
-
 static bool ensure_ring(gz_vk_queue *q)
 {
     if (!q->ring_ready && !q->ring_failed) {
-        q->ring_ready = ring_init(q);
+        q->log_cap = 256;
+        q->log = calloc(q->log_cap, sizeof *q->log);
+        q->ring_ready = q->log && gz_vk_pages_init(q);
         q->ring_failed = !q->ring_ready;
-        if (q->ring_failed)
+        if (q->ring_failed) {
+            free(q->log);
+            q->log = NULL;
             gz_log("cannot create timestamp queries for queue %u.%u of %s: it is not timed",
                    q->family, q->index, q->dev->info.device_name);
+        }
     }
     return q->ring_ready;
 }
 
+/* A record at the log's tail (kept in order when the log grows). */
 static gz_vk_record *log_push(gz_vk_queue *q)
 {
     if (q->log_count == q->log_cap) {
-        /* Only label records can outgrow the initial size (batches are
-         * bounded by the slots): grow, keeping order. */
         uint32_t cap = q->log_cap * 2;
         gz_vk_record *log = cap <= LOG_MAX ? malloc(cap * sizeof *log) : NULL;
         if (!log)
@@ -187,6 +121,11 @@ static gz_vk_record *log_push(gz_vk_queue *q)
     return r;
 }
 
+static gz_vk_record *log_at(gz_vk_queue *q, uint32_t i)
+{
+    return &q->log[(q->log_head + i) % q->log_cap];
+}
+
 static void queue_label(gz_vk_queue *q, record_kind kind, const char *name)
 {
     if (!q || !q->track || q->dev->level < GZ_LEVEL_LABELS)
@@ -195,10 +134,15 @@ static void queue_label(gz_vk_queue *q, record_kind kind, const char *name)
     pthread_mutex_lock(&q->lock);
     gz_vk_record *r = ensure_ring(q) ? log_push(q) : NULL;
     if (r) {
-        r->kind = kind;
+        r->kind = (uint8_t)kind;
         r->name = id;
+        r->submitted = true; /* nothing to wait for: it is read in its place */
     }
     pthread_mutex_unlock(&q->lock);
+    if (!r) {
+        static int once;
+        gz_log_once(&once, "out of memory for a queue label; it is not timed");
+    }
 }
 
 void gz_vk_queue_label_begin(gz_vk_queue *q, const char *name)
@@ -209,6 +153,43 @@ void gz_vk_queue_label_begin(gz_vk_queue *q, const char *name)
 void gz_vk_queue_label_end(gz_vk_queue *q)
 {
     queue_label(q, REC_QLABEL_END, NULL);
+}
+
+/* ---- releasing a batch's resources --------------------------------------- */
+
+/* The execution of rec in entry e is read back or taken back. */
+static void release_execution(gz_vk_queue *q, gz_vk_entry *e)
+{
+    if (!e->rec)
+        return;
+    gz_vk_device *dev = q->dev;
+    pthread_mutex_lock(&dev->lock);
+    e->rec->pending--;
+    pthread_mutex_unlock(&dev->lock);
+    gz_vk_recording_unref(dev, e->rec);
+    e->rec = NULL;
+}
+
+/* Under the queue's lock. */
+static void release_batch(gz_vk_queue *q, const gz_vk_record *r)
+{
+    for (uint32_t k = 0; k < r->nruns; k++) {
+        for (uint32_t i = 0; i < r->runs[k].count; i++)
+            release_execution(q, gz_vk_entry_at(q, r->runs[k].page, r->runs[k].first + i));
+        gz_vk_pages_give(q, &r->runs[k]);
+    }
+    for (uint32_t k = 0; k < r->nlabel_runs; k++)
+        gz_vk_pages_give(q, &r->label_runs[k]);
+}
+
+static uint32_t cmdbuf_zones(const gz_vk_queue *q, const gz_vk_record *r)
+{
+    return q->dev->level >= GZ_LEVEL_CMDBUF ? r->cmdbufs : 0;
+}
+
+static void count_batch_drops(gz_vk_queue *q, const gz_vk_record *r)
+{
+    gz_count_dropped_zones(q->track, 1 + cmdbuf_zones(q, r));
 }
 
 /* ---- readback ---------------------------------------------------------- */
@@ -251,6 +232,7 @@ typedef struct batch_out {
     uint32_t n;             /* items in q->scratch */
     uint32_t zones, label_zones;
     uint64_t label_drops;   /* label zones lost for good */
+    uint64_t untimed[GZ_VK_UNTIMED_TOO_MANY + 1]; /* label zones not timed, by reason */
 } batch_out;
 
 static void emit_zone(gz_vk_queue *q, batch_out *o, uint16_t track, gz_zone_kind kind,
@@ -283,8 +265,15 @@ static void label_push(gz_vk_queue *q, label_frame f)
     q->labels[q->label_depth++] = f;
 }
 
-/* Closes the innermost label at end ticks (valid only when end_known). */
-static void label_pop(gz_vk_queue *q, batch_out *o, uint64_t end, bool end_known)
+/* Why a label op has no usable value: 0 when it has one. */
+typedef struct op_value {
+    bool known;
+    uint16_t why; /* gz_vk_untimed, when !known */
+    uint64_t ticks;
+} op_value;
+
+/* Closes the innermost label with its end. */
+static void label_pop(gz_vk_queue *q, batch_out *o, op_value end)
 {
     if (q->label_overflow) {
         q->label_overflow--;
@@ -294,94 +283,119 @@ static void label_pop(gz_vk_queue *q, batch_out *o, uint64_t end, bool end_known
     if (!q->label_depth)
         return; /* an end without a begin: nothing to close */
     label_frame f = q->labels[--q->label_depth];
-    if (f.untimed && !f.lost)
+    if (f.untimed) {
+        /* begin_ticks holds the reason */
+        if (f.begin_ticks != GZ_VK_UNTIMED_LEVEL)
+            o->untimed[f.begin_ticks]++;
         return;
-    if (f.lost || !end_known || f.waiting) {
+    }
+    if (f.lost || f.waiting) {
         o->label_drops++;
         return;
     }
+    if (!end.known) {
+        if (end.why == GZ_VK_TIMED)
+            o->label_drops++;
+        else if (end.why != GZ_VK_UNTIMED_LEVEL)
+            o->untimed[end.why]++;
+        return;
+    }
     ensure_label_track(q);
-    emit_zone(q, o, q->label_track, GZ_ZONE_LABEL, f.name, f.begin_ticks, end, 0);
+    emit_zone(q, o, q->label_track, GZ_ZONE_LABEL, f.name, f.begin_ticks, end.ticks, 0);
 }
 
-/* The label timestamps of one execution of a recording, in op order. */
-static void replay_labels(gz_vk_queue *q, batch_out *o, const gz_vk_slot *slot)
+/* The label values of one execution (in entry e), in op order. */
+static void replay_labels(gz_vk_queue *q, batch_out *o, const gz_vk_entry *e, const uint64_t *values)
 {
-    const gz_vk_recording *rec = slot->rec;
-    uint64_t *values = NULL;
-    bool timed = rec->timed && slot->labels_timed;
-    uint32_t nq = rec->nchunks ? (rec->nchunks - 1) * GZ_VK_LABEL_CHUNK + rec->used_in_chunk : 0;
-    if (timed && nq) {
-        values = malloc(nq * sizeof *values);
-        for (uint32_t c = 0; values && c < rec->nchunks; c++) {
-            uint32_t count = gz_vk_recording_chunk_used(rec, c);
-            if (!gz_vk_hostbuf_read(&q->dev->label_results, rec->chunks[c] * GZ_VK_LABEL_CHUNK,
-                                    count, values + c * GZ_VK_LABEL_CHUNK)) {
-                free(values);
-                values = NULL;
-            }
-        }
-    }
-    uint32_t next = 0; /* index of the next timed query in values */
+    const gz_vk_recording *rec = e->rec;
     for (uint32_t i = 0; i < rec->nops; i++) {
         const gz_vk_label_op *op = &rec->ops[i];
-        bool has_query = op->query != GZ_VK_NO_QUERY;
-        /* An op with a query whose result we could not read is lost; an op
-         * that was never meant to be timed is untimed. */
-        bool known = has_query && values;
-        uint64_t ticks = known ? values[next] : 0;
-        if (has_query)
-            next++;
-        bool meant = rec->timed && !op->untimed;
-        if (op->kind == LABEL_BEGIN)
-            label_push(q, (label_frame){.name = op->name,
-                                        .begin_ticks = ticks,
-                                        .untimed = !known && !meant,
-                                        .lost = !known && meant});
-        else
-            label_pop(q, o, ticks, known);
-    }
-    free(values);
-}
-
-static void release_batch(gz_vk_queue *q, const gz_vk_record *r)
-{
-    for (uint32_t j = 0; j < r->nslots; j++) {
-        gz_vk_slot *s = &q->slots[r->first + j];
-        if (s->rec) {
-            __atomic_sub_fetch(&s->rec->in_flight, 1, __ATOMIC_ACQ_REL);
-            gz_vk_recording_unref(q->dev, s->rec);
-            s->rec = NULL;
+        op_value v = {.why = op->untimed};
+        if (op->value != GZ_VK_NO_QUERY) {
+            if (values) {
+                v.known = true;
+                v.ticks = values[op->value];
+            } else {
+                v.why = GZ_VK_TIMED; /* meant to be timed, value lost: a drop */
+            }
+        }
+        if (op->kind == LABEL_BEGIN) {
+            label_frame f = {.name = op->name, .begin_ticks = v.ticks};
+            if (!v.known && v.why != GZ_VK_TIMED) {
+                f.untimed = true;
+                f.begin_ticks = v.why;
+            } else if (!v.known) {
+                f.lost = true;
+            }
+            label_push(q, f);
+        } else {
+            label_pop(q, o, v);
         }
     }
-    q->used -= r->nslots + r->waste;
 }
 
-static void count_batch_drops(gz_vk_queue *q, const gz_vk_record *r)
+/* Whether an execution's label values are its own: not overwritten by a
+ * later execution of the same recording in the same batch or on another
+ * queue (vk_queue.c's submit marks those). */
+static bool execution_kept(gz_vk_queue *q, const gz_vk_entry *e)
 {
-    /* The submission zone, and one per command buffer at the cmdbuf level
-     * (where a batch of n command buffers takes n + 1 slots). */
-    uint32_t cmdbufs = q->dev->level >= GZ_LEVEL_CMDBUF ? r->nslots - 1 : 0;
-    gz_count_dropped_zones(q->track, 1 + cmdbufs);
+    if (!e->labels_timed)
+        return false;
+    pthread_mutex_lock(&q->dev->lock);
+    bool kept = e->serial > e->rec->conflict_upto;
+    pthread_mutex_unlock(&q->dev->lock);
+    return kept;
 }
 
-/* Whether the label timestamps the app's command buffers copied are all
- * in host memory. Their copies are separate commands from the batch's own
- * results copy, with no order between them that the host could rely on:
- * the batch waits until they are there too. */
+/* The bracket timestamps of a batch, in order. */
+static bool read_brackets(gz_vk_queue *q, const gz_vk_record *r, uint64_t *ticks)
+{
+    uint32_t at = 0;
+    for (uint32_t k = 0; k < r->nruns; k++) {
+        const gz_vk_run *run = &r->runs[k];
+        gz_vk_page *p = q->pages[run->page];
+        bool ok;
+        if (q->mode == GZ_VK_QUEUE_COPY) {
+            ok = gz_vk_hostbuf_read(&p->results, run->first, run->count, ticks + at);
+        } else {
+            bool lost = false;
+            ok = gz_vk_query_read(&q->dev->info.fns, q->dev->info.device, p->pool, run->first,
+                                  run->count, ticks + at, &lost);
+            if (lost && !gz_vk_device_lost(q->dev)) {
+                gz_vk_device_set_lost(q->dev);
+                gz_log("%s was lost (vkGetQueryPoolResults); timing stops for this device",
+                       q->dev->info.device_name);
+            }
+        }
+        if (!ok)
+            return false;
+        at += run->count;
+    }
+    return true;
+}
+
+/* Bracket entry j of r. */
+static gz_vk_entry *bracket(gz_vk_queue *q, const gz_vk_record *r, uint32_t j)
+{
+    for (uint32_t k = 0; k < r->nruns; k++) {
+        if (j < r->runs[k].count)
+            return gz_vk_entry_at(q, r->runs[k].page, r->runs[k].first + j);
+        j -= r->runs[k].count;
+    }
+    return NULL;
+}
+
+/* The label values of the executions of r that have their own, all
+ * written? (Read into values at the executions' offsets.) */
 static bool labels_ready(gz_vk_queue *q, const gz_vk_record *r)
 {
-    for (uint32_t j = 0; j + 1 < r->nslots; j++) {
-        const gz_vk_slot *s = &q->slots[r->first + j];
-        const gz_vk_recording *rec = s->rec;
-        if (!rec || !rec->timed || !s->labels_timed)
+    for (uint32_t j = 0; j + 1 < r->nbrackets; j++) {
+        const gz_vk_entry *e = bracket(q, r, j);
+        if (!e->rec || !e->labels_timed || !e->rec->nvalues)
             continue;
-        for (uint32_t c = 0; c < rec->nchunks; c++) {
-            uint32_t count = gz_vk_recording_chunk_used(rec, c);
-            if (!gz_vk_hostbuf_ready(&q->dev->label_results, rec->chunks[c] * GZ_VK_LABEL_CHUNK,
-                                     count))
-                return false;
-        }
+        if (!gz_vk_hostbuf_ready(&q->pages[e->label_page]->results, e->label_first,
+                                 e->rec->nvalues))
+            return false;
     }
     return true;
 }
@@ -389,20 +403,24 @@ static bool labels_ready(gz_vk_queue *q, const gz_vk_record *r)
 /* One completed batch → items. Returns false when it is not complete. */
 static bool harvest_batch(gz_vk_queue *q, const gz_vk_record *r, bool final)
 {
-    uint64_t ticks[GZ_VK_RING_SLOTS];
-    if (!final && !labels_ready(q, r))
-        return false;
-    if (!gz_vk_hostbuf_read(&q->results_buf, r->first, r->nslots, ticks)) {
-        if (!final)
+    if (!reserve((void **)&q->values, &q->values_cap, r->nbrackets + GZ_VK_MAX_EXEC_LABELS,
+                 sizeof(uint64_t))) {
+        count_batch_drops(q, r);
+        return true;
+    }
+    uint64_t *ticks = q->values;
+    bool complete = read_brackets(q, r, ticks) && labels_ready(q, r);
+    if (!complete) {
+        if (!final && !gz_vk_device_lost(q->dev))
             return false;
-        /* The device is being destroyed and this batch never completed
-         * (or the device was lost): its zones are lost. */
+        /* The device is going (or was lost) and this batch never completed:
+         * its zones are lost. Its labels still close what they close. */
         count_batch_drops(q, r);
         return true;
     }
     uint64_t seen_ns = gz_host_now_ns();
     batch_out o = {0};
-    uint32_t last = r->nslots - 1;
+    uint32_t last = r->nbrackets - 1;
     gz_item *b = item_push(q, &o.n);
     if (b)
         *b = (gz_item){.type = GZ_ITEM_GPU_BOUND,
@@ -429,12 +447,16 @@ static bool harvest_batch(gz_vk_queue *q, const gz_vk_record *r, bool final)
             q->labels[i].begin_ticks = ticks[0];
         }
     }
-    for (uint32_t j = 0; j < last; j++) {
-        const gz_vk_slot *s = &q->slots[r->first + j];
-        if (q->dev->level >= GZ_LEVEL_CMDBUF)
-            emit_zone(q, &o, q->track, GZ_ZONE_CMDBUF, s->name, ticks[j], ticks[j + 1], 0);
-        if (s->rec && s->rec->nops)
-            replay_labels(q, &o, s);
+    uint64_t *labels = ticks + r->nbrackets;
+    for (uint32_t j = 0; j < last && q->dev->level >= GZ_LEVEL_CMDBUF; j++) {
+        const gz_vk_entry *e = bracket(q, r, j);
+        emit_zone(q, &o, q->track, GZ_ZONE_CMDBUF, e->name, ticks[j], ticks[j + 1], 0);
+        if (!e->rec || !e->rec->nops)
+            continue;
+        bool own = e->rec->nvalues && execution_kept(q, e) &&
+                   gz_vk_hostbuf_read(&q->pages[e->label_page]->results, e->label_first,
+                                      e->rec->nvalues, labels);
+        replay_labels(q, &o, e, own ? labels : NULL);
     }
     q->last_ticks = ticks[last];
     q->have_last = true;
@@ -443,42 +465,69 @@ static bool harvest_batch(gz_vk_queue *q, const gz_vk_record *r, bool final)
         gz_count_dropped_zones(q->track, o.zones);
         gz_count_dropped_zones(q->label_track, o.label_zones);
     }
-    if (o.label_drops) {
+    uint64_t untimed = 0;
+    for (uint32_t k = 0; k <= GZ_VK_UNTIMED_TOO_MANY; k++) {
+        untimed += o.untimed[k];
+        if (o.untimed[k])
+            __atomic_add_fetch(&q->dev->untimed_labels[k], o.untimed[k], __ATOMIC_RELAXED);
+    }
+    if (o.label_drops || untimed) {
         ensure_label_track(q);
-        gz_count_dropped_zones(q->label_track, o.label_drops);
+        gz_count_dropped_zones(q->label_track, o.label_drops + untimed);
     }
     return true;
 }
 
-static void harvest_locked(gz_vk_queue *q, bool final)
+static void harvest_qlabel(gz_vk_queue *q, const gz_vk_record *r)
+{
+    if (r->kind == REC_QLABEL_BEGIN) {
+        label_push(q, (label_frame){.name = r->name, .waiting = true});
+        return;
+    }
+    batch_out o = {0};
+    label_pop(q, &o, (op_value){.known = q->have_last, .ticks = q->last_ticks});
+    if (o.n && !gz_emit_n(q->scratch, o.n))
+        gz_count_dropped_zones(q->label_track, o.label_zones);
+    if (o.label_drops) {
+        ensure_label_track(q);
+        gz_count_dropped_zones(q->label_track, o.label_drops);
+    }
+}
+
+void gz_vk_queue_collect(gz_vk_queue *q, bool final)
 {
     /* Also after a device loss: what the GPU finished before it is in host
      * memory already (reading it is a memory read), and is no less true. */
-    while (q->log_count) {
-        gz_vk_record *r = &q->log[q->log_head];
-        if (r->kind == REC_BATCH) {
-            if (!harvest_batch(q, r, final))
-                break;
-            release_batch(q, r);
-        } else if (r->kind == REC_QLABEL_BEGIN) {
-            label_push(q, (label_frame){.name = r->name, .waiting = true});
-        } else {
-            batch_out o = {0};
-            label_pop(q, &o, q->last_ticks, q->have_last);
-            if (o.n && !gz_emit_n(q->scratch, o.n))
-                gz_count_dropped_zones(q->label_track, o.label_zones);
-            if (o.label_drops) {
-                ensure_label_track(q);
-                gz_count_dropped_zones(q->label_track, o.label_drops);
-            }
+    for (;;) {
+        pthread_mutex_lock(&q->lock);
+        if (!q->ring_ready || !q->log_count || !q->log[q->log_head].submitted) {
+            pthread_mutex_unlock(&q->lock);
+            break;
         }
+        gz_vk_record r = q->log[q->log_head];
+        pthread_mutex_unlock(&q->lock);
+        /* Read without the lock: the submitting thread never touches a
+         * submitted batch's entries, and vkGetQueryPoolResults may wait
+         * for the whole device on some drivers. */
+        if (r.kind == REC_BATCH && !harvest_batch(q, &r, final))
+            break;
+        if (r.kind != REC_BATCH)
+            harvest_qlabel(q, &r);
+        pthread_mutex_lock(&q->lock);
+        if (r.kind == REC_BATCH)
+            release_batch(q, &r);
         q->log_head = (q->log_head + 1) % q->log_cap;
         q->log_count--;
+        pthread_mutex_unlock(&q->lock);
     }
-    if (gz_vk_device_lost(q->dev)) {
-        /* Nothing more will be read: release what is still logged. */
-        while (q->log_count) {
-            gz_vk_record *r = &q->log[q->log_head];
+    gz_vk_sync_collect(q, final);
+}
+
+void gz_vk_queue_destroy(gz_vk_queue *q)
+{
+    if (q->ring_ready) {
+        while (q->log_count) { /* left over only when reads failed */
+            gz_vk_record *r = log_at(q, 0);
             if (r->kind == REC_BATCH) {
                 count_batch_drops(q, r);
                 release_batch(q, r);
@@ -486,35 +535,8 @@ static void harvest_locked(gz_vk_queue *q, bool final)
             q->log_head = (q->log_head + 1) % q->log_cap;
             q->log_count--;
         }
-    }
-}
-
-void gz_vk_queue_collect(gz_vk_queue *q, bool final)
-{
-    pthread_mutex_lock(&q->lock);
-    if (q->ring_ready)
-        harvest_locked(q, final);
-    gz_vk_sync_collect(q, final);
-    pthread_mutex_unlock(&q->lock);
-}
-
-void gz_vk_queue_destroy(gz_vk_queue *q)
-{
-    gz_vk_device *dev = q->dev;
-    const gz_vk_fns *f = &dev->info.fns;
-    if (q->ring_ready) {
-        while (q->log_count) { /* left over only when reads failed */
-            gz_vk_record *r = &q->log[q->log_head];
-            if (r->kind == REC_BATCH)
-                release_batch(q, r);
-            q->log_head = (q->log_head + 1) % q->log_cap;
-            q->log_count--;
-        }
         gz_vk_sync_destroy(q);
-        gz_vk_hostbuf_destroy(dev, &q->results_buf);
-        /* Destroying the pool frees the slot command buffers. */
-        f->DestroyCommandPool(dev->info.device, q->cmd_pool, NULL);
-        f->DestroyQueryPool(dev->info.device, q->pool, NULL);
+        gz_vk_pages_destroy(q);
     }
     /* Labels never ended by the app are lost zones. */
     uint64_t open = q->label_depth + q->label_overflow;
@@ -523,60 +545,234 @@ void gz_vk_queue_destroy(gz_vk_queue *q)
     pthread_mutex_destroy(&q->lock);
     free(q->log);
     free(q->scratch);
+    free(q->values);
     free(q);
 }
 
 /* ---- submission -------------------------------------------------------- */
+
+/* Whether the newest submitted batch has completed (the queue is idle as
+ * far as we can tell without waiting). Under the lock. */
+static bool idle_locked(gz_vk_queue *q)
+{
+    for (uint32_t i = q->log_count; i-- > 0;) {
+        const gz_vk_record *r = log_at(q, i);
+        if (r->kind != REC_BATCH)
+            continue;
+        const gz_vk_run *run = &r->runs[r->nruns - 1];
+        return q->mode == GZ_VK_QUEUE_COPY &&
+               gz_vk_hostbuf_ready(&q->pages[run->page]->results, run->first + run->count - 1, 1);
+    }
+    return true;
+}
 
 gz_vk_submit *gz_vk_submit_begin(gz_vk_queue *q, uint32_t call_name)
 {
     if (!q || !q->track || gz_vk_device_lost(q->dev))
         return NULL;
     pthread_mutex_lock(&q->lock);
-    if (!ensure_ring(q)) {
-        pthread_mutex_unlock(&q->lock);
+    bool ready = ensure_ring(q);
+    bool idle = ready && idle_locked(q);
+    pthread_mutex_unlock(&q->lock);
+    if (!ready)
         return NULL;
-    }
-    if (!gz_vk_can_calibrate(q->dev)) {
-        if (q->log_count)
-            harvest_locked(q, false);
-        if (!q->log_count) /* only an idle queue runs our timestamp at once */
-            gz_vk_sync_point(q);
-    }
+    if (!gz_vk_can_calibrate(q->dev) && q->mode == GZ_VK_QUEUE_COPY)
+        gz_vk_sync_maybe(q, idle);
     gz_vk_submit *s = &q->submit;
     *s = (gz_vk_submit){.q = q, .name = call_name, .submit_ns = gz_host_now_ns()};
     return s;
 }
 
-static uint32_t cmdbuf_name(gz_vk_cmdbuf *cb, VkCommandBuffer handle)
+/* The zone name of a command buffer execution: its debug name, else its
+ * recording's first label, else its place in the batch. Interned once per
+ * name, so names do not pile up with every command buffer ever allocated. */
+static uint32_t cmdbuf_name(gz_vk_cmdbuf *cb, uint32_t j)
 {
     if (cb && cb->name)
         return cb->name;
-    if (cb && cb->default_name)
-        return cb->default_name;
-    char name[48];
-    snprintf(name, sizeof name, "VkCommandBuffer 0x%llx", (unsigned long long)(uintptr_t)handle);
-    uint32_t id = gz_intern_cstr(name);
-    if (cb)
-        cb->default_name = id;
+    if (cb && cb->rec && cb->rec->default_name)
+        return cb->rec->default_name;
+    static uint32_t by_place[16];
+    uint32_t k = j < 16 ? j : 15;
+    uint32_t id = __atomic_load_n(&by_place[k], __ATOMIC_RELAXED);
+    if (!id) {
+        char name[32];
+        snprintf(name, sizeof name, k < 15 ? "cmdbuf #%u" : "cmdbuf #15+", k);
+        id = gz_intern_cstr(name);
+        __atomic_store_n(&by_place[k], id, __ATOMIC_RELAXED);
+    }
     return id;
 }
 
-/* n consecutive slots, skipping the ring's tail when they do not fit there.
- * Reads back what completed first when the ring is full. */
-static bool slots_alloc(gz_vk_queue *q, uint32_t n, uint32_t *first, uint32_t *waste)
+/* Takes the bracket entries of a batch (under the lock). */
+static bool take_brackets(gz_vk_queue *q, gz_vk_record *r)
 {
-    for (int attempt = 0; attempt < 2; attempt++) {
-        *waste = q->head + n > GZ_VK_RING_SLOTS ? GZ_VK_RING_SLOTS - q->head : 0;
-        if (n <= GZ_VK_RING_SLOTS && q->used + *waste + n <= GZ_VK_RING_SLOTS) {
-            *first = (q->head + *waste) % GZ_VK_RING_SLOTS;
-            q->head = (*first + n) % GZ_VK_RING_SLOTS;
-            q->used += *waste + n;
-            return true;
-        }
-        harvest_locked(q, false);
+    uint32_t need = r->nbrackets;
+    while (need && r->nruns < GZ_VK_BATCH_RUNS) {
+        if (!gz_vk_pages_take(q, need, 1, &r->runs[r->nruns]))
+            break;
+        need -= r->runs[r->nruns++].count;
     }
+    if (!need)
+        return true;
+    for (uint32_t k = 0; k < r->nruns; k++)
+        gz_vk_pages_give(q, &r->runs[k]);
+    r->nruns = 0;
     return false;
+}
+
+/* Label value entries for the execution in entry e of recording rec
+ * (under the lock); merged into the record's runs where contiguous. */
+static bool take_label_entries(gz_vk_queue *q, gz_vk_record *r, gz_vk_entry *e, uint32_t n)
+{
+    gz_vk_run run;
+    if (!gz_vk_pages_take(q, n, n, &run))
+        return false;
+    gz_vk_run *prev = r->nlabel_runs ? &r->label_runs[r->nlabel_runs - 1] : NULL;
+    if (prev && prev->page == run.page && prev->first + prev->count == run.first) {
+        prev->count += run.count;
+    } else if (r->nlabel_runs < GZ_VK_BATCH_RUNS) {
+        r->label_runs[r->nlabel_runs++] = run;
+    } else {
+        gz_vk_pages_give(q, &run);
+        return false;
+    }
+    e->label_page = run.page;
+    e->label_first = run.first;
+    return true;
+}
+
+/* An execution of rec on q, in entry e of the batch numbered batch_seq:
+ * numbered in rec, and the executions whose label values it may overwrite
+ * marked (under the device lock: one recording may be submitted on several
+ * queues at once). */
+static void execution_start(gz_vk_queue *q, gz_vk_recording *rec, gz_vk_entry *e,
+                            uint64_t batch_seq)
+{
+    gz_vk_device *dev = q->dev;
+    pthread_mutex_lock(&dev->lock);
+    e->serial = ++rec->next_serial;
+    if (rec->pending && rec->pending_queue != q) {
+        /* Another queue's unread execution: the two may write the same
+         * queries at the same time. Every execution so far loses its
+         * values (some needlessly: this is rare, and never wrong). */
+        rec->conflict_upto = e->serial;
+    } else if (rec->pending && rec->last_batch == batch_seq) {
+        /* The same batch twice: our reset before this execution clears
+         * the earlier one's values before the batch's end copies them. */
+        rec->last_entry->labels_timed = false;
+    }
+    rec->pending++;
+    rec->pending_queue = q;
+    rec->last_batch = batch_seq;
+    rec->last_entry = e;
+    pthread_mutex_unlock(&dev->lock);
+}
+
+/* Begins recording one of our dynamic command buffers (entry i of page p). */
+static VkCommandBuffer dyn_begin(gz_vk_queue *q, gz_vk_page *p, uint32_t i)
+{
+    gz_vk_device *dev = q->dev;
+    const gz_vk_fns *f = &dev->info.fns;
+    if (!p->dyn[i]) {
+        VkCommandBufferAllocateInfo alloc = {
+            .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+            .commandPool = q->cmd_pool,
+            .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+            .commandBufferCount = 1,
+        };
+        if (f->AllocateCommandBuffers(dev->info.device, &alloc, &p->dyn[i]) != VK_SUCCESS) {
+            p->dyn[i] = VK_NULL_HANDLE;
+            return VK_NULL_HANDLE;
+        }
+        gz_vk_own_cmdbufs(dev, &p->dyn[i], 1);
+    }
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    return f->BeginCommandBuffer(p->dyn[i], &begin) == VK_SUCCESS ? p->dyn[i] : VK_NULL_HANDLE;
+}
+
+/* Our command buffers of a taken batch: the bracket before app command
+ * buffer j resets its label queries (when it writes any), the last one
+ * copies every result of the batch to the host. Without any lock: the
+ * submitting thread owns the batch's entries until its record is
+ * submitted. Returns false when a Vulkan call failed. */
+static bool record_brackets(gz_vk_queue *q, const gz_vk_record *r, uint32_t n,
+                            VkCommandBuffer *out)
+{
+    gz_vk_device *dev = q->dev;
+    const gz_vk_fns *f = &dev->info.fns;
+    uint32_t j = 0;
+    for (uint32_t k = 0; k < r->nruns; k++) {
+        const gz_vk_run *run = &r->runs[k];
+        gz_vk_page *p = q->pages[run->page];
+        if (!gz_vk_pages_prepare(q, run))
+            return false;
+        for (uint32_t i = 0; i < run->count; i++, j++) {
+            uint32_t at = run->first + i;
+            bool last = j == r->nbrackets - 1;
+            /* Where it goes: before app command buffer j, or after the last. */
+            VkCommandBuffer *mine = r->nbrackets == n + 1 ? &out[2 * j] : &out[j ? n + 1 : 0];
+            const gz_vk_recording *rec = p->entries[at].rec;
+            bool resets = rec && rec->nranges;
+            if (!resets && (!last || q->mode != GZ_VK_QUEUE_COPY)) {
+                *mine = p->ts[at];
+                continue;
+            }
+            VkCommandBuffer cb = dyn_begin(q, p, at);
+            if (!cb)
+                return false;
+            if (resets)
+                gz_vk_recording_cmd_reset(dev, rec, cb);
+            if (!dev->info.host_query_reset)
+                f->CmdResetQueryPool(cb, p->pool, at, 1);
+            f->CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->pool, at);
+            if (last) {
+                for (uint32_t m = 0; m < r->nruns; m++)
+                    gz_vk_cmd_copy_results(f, cb, q->pages[r->runs[m].page]->pool,
+                                           r->runs[m].first, r->runs[m].count,
+                                           &q->pages[r->runs[m].page]->results, r->runs[m].first);
+                for (uint32_t b = 0; b + 1 < r->nbrackets; b++) {
+                    const gz_vk_entry *e = bracket(q, r, b);
+                    if (e->rec && e->labels_timed && e->rec->nvalues)
+                        gz_vk_recording_cmd_copy(dev, e->rec, cb,
+                                                 &q->pages[e->label_page]->results,
+                                                 e->label_first);
+                }
+                gz_vk_cmd_results_to_host(f, cb);
+            }
+            if (f->EndCommandBuffer(cb) != VK_SUCCESS)
+                return false;
+            *mine = cb;
+        }
+    }
+    for (uint32_t k = 0; k < r->nlabel_runs; k++)
+        gz_vk_hostbuf_clear(&q->pages[r->label_runs[k].page]->results, r->label_runs[k].first,
+                            r->label_runs[k].count);
+    return true;
+}
+
+/* Drops the batch at the log's tail (its call is in progress). */
+static void untake_tail(gz_vk_queue *q)
+{
+    pthread_mutex_lock(&q->lock);
+    release_batch(q, log_at(q, q->log_count - 1));
+    q->log_count--;
+    pthread_mutex_unlock(&q->lock);
+}
+
+static uint32_t pass_untimed(gz_vk_queue *q, const VkCommandBuffer *app, uint32_t n,
+                             VkCommandBuffer *out, bool per_cmdbuf)
+{
+    static int once;
+    gz_log_once(&once, "no timestamp entries left for a submission (%u pages of queries in "
+                       "flight on one queue); some submissions are not timed (counted as "
+                       "dropped)",
+                GZ_VK_MAX_PAGES);
+    gz_count_dropped_zones(q->track, per_cmdbuf ? 1 + n : 1);
+    if (n)
+        memcpy(out, app, n * sizeof *out);
+    return n;
 }
 
 uint32_t gz_vk_submit_batch(gz_vk_submit *s, uint32_t batch, const VkCommandBuffer *app,
@@ -585,100 +781,84 @@ uint32_t gz_vk_submit_batch(gz_vk_submit *s, uint32_t batch, const VkCommandBuff
     gz_vk_queue *q = s->q;
     gz_vk_device *dev = q->dev;
     bool per_cmdbuf = dev->level >= GZ_LEVEL_CMDBUF;
-    uint32_t nslots = per_cmdbuf ? n + 1 : 2;
-    uint32_t first, waste;
-    gz_vk_record *r = NULL;
-    if (n && (r = log_push(q)) && !slots_alloc(q, nslots, &first, &waste)) {
-        q->log_count--; /* undo the push */
-        r = NULL;
-    }
-    if (r && !slots_recorded(q, first, nslots)) {
-        q->log_count--;
-        q->head = (first + GZ_VK_RING_SLOTS - waste) % GZ_VK_RING_SLOTS;
-        q->used -= waste + nslots;
-        r = NULL;
-    }
-    if (!r) {
-        if (n) {
-            static int once;
-            gz_log_once(&once, "timestamp slots of a queue are all in flight; some "
-                               "submissions are not timed (counted as dropped)");
-            gz_count_dropped_zones(q->track, per_cmdbuf ? 1 + n : 1);
-        }
-        if (n)
-            memcpy(out, app, n * sizeof *out);
-        return n;
-    }
-    *r = (gz_vk_record){.kind = REC_BATCH,
+    if (!n)
+        return 0;
+    gz_vk_record rec = {.kind = REC_BATCH,
                         .name = s->name,
-                        .first = first,
-                        .nslots = nslots,
-                        .waste = waste,
+                        .nbrackets = per_cmdbuf ? n + 1 : 2,
                         .batch = batch,
                         .cmdbufs = n,
-                        .flow = gz_flow_next(),
                         .submit_ns = s->submit_ns};
-    s->nrecords++;
-    if (dev->info.host_query_reset)
-        dev->info.fns.ResetQueryPool(dev->info.device, q->pool, first, nslots);
-    gz_vk_hostbuf_clear(&q->results_buf, first, nslots);
 
-    uint32_t k = 0;
+    pthread_mutex_lock(&q->lock);
+    gz_vk_record *r = take_brackets(q, &rec) ? log_push(q) : NULL;
+    if (!r) {
+        for (uint32_t k = 0; k < rec.nruns; k++)
+            gz_vk_pages_give(q, &rec.runs[k]);
+        pthread_mutex_unlock(&q->lock);
+        return pass_untimed(q, app, n, out, per_cmdbuf);
+    }
+    uint64_t batch_seq = ++q->batch_seq;
+    for (uint32_t j = 0; j < rec.nbrackets; j++)
+        *bracket(q, &rec, j) = (gz_vk_entry){0};
+    /* Each execution of a recording with labels: numbered, and given its
+     * own entries for the label values when they can be its own. */
+    for (uint32_t j = 0; per_cmdbuf && j < n; j++) {
+        gz_vk_entry *e = bracket(q, &rec, j);
+        e->name = cmdbuf_name(cbs[j], j);
+        gz_vk_recording *x = cbs[j] ? cbs[j]->rec : NULL;
+        if (!x || !x->nops || !__atomic_load_n(&x->ended, __ATOMIC_ACQUIRE))
+            continue;
+        gz_vk_recording_ref(x);
+        e->rec = x;
+        e->labels_timed = x->nvalues && take_label_entries(q, &rec, e, x->nvalues);
+        execution_start(q, x, e, batch_seq);
+    }
+    *r = rec;
+    r->flow = gz_flow_next();
+    r->submitted = false;
+    s->nrecords++;
+    pthread_mutex_unlock(&q->lock);
+
+    if (!record_brackets(q, &rec, n, out)) {
+        static int once;
+        gz_log_once(&once, "recording the layer's command buffers failed on %s; that "
+                           "submission is not timed (counted as dropped)",
+                    dev->info.device_name);
+        untake_tail(q);
+        s->nrecords--;
+        return pass_untimed(q, app, n, out, per_cmdbuf);
+    }
     if (!per_cmdbuf) {
-        out[k++] = q->slots[first].cb;
-        memcpy(out + k, app, n * sizeof *out);
-        k += n;
-        out[k++] = q->slots[first + 1].cb;
-        return k;
+        memcpy(out + 1, app, n * sizeof *out);
+        return n + 2;
     }
-    for (uint32_t j = 0; j < n; j++) {
-        gz_vk_slot *slot = &q->slots[first + j];
-        gz_vk_recording *rec = cbs[j] ? cbs[j]->rec : NULL;
-        slot->name = cmdbuf_name(cbs[j], app[j]);
-        slot->rec = NULL;
-        slot->labels_timed = false;
-        if (rec && rec->nops) {
-            if (__atomic_load_n(&rec->in_flight, __ATOMIC_ACQUIRE))
-                harvest_locked(q, false); /* the previous execution, if it ran here */
-            __atomic_add_fetch(&rec->refs, 1, __ATOMIC_ACQ_REL);
-            /* The label queries are shared by every execution of the
-             * recording: time this one only if no other is unread. */
-            slot->labels_timed = __atomic_add_fetch(&rec->in_flight, 1, __ATOMIC_ACQ_REL) == 1;
-            if (slot->labels_timed && rec->timed)
-                gz_vk_recording_reset_queries(dev, rec);
-            slot->rec = rec;
-        }
-        out[k++] = slot->cb;
-        out[k++] = app[j];
-    }
-    out[k++] = q->slots[first + n].cb;
-    return k;
+    for (uint32_t j = 0; j < n; j++)
+        out[2 * j + 1] = app[j];
+    return 2 * n + 1;
 }
 
 void gz_vk_submit_end(gz_vk_submit *s, VkResult result)
 {
     gz_vk_queue *q = s->q;
-    uint32_t tail = (q->log_head + q->log_count) % q->log_cap;
-    for (uint32_t i = 0; i < s->nrecords; i++) {
-        uint32_t at = (tail + q->log_cap - s->nrecords + i) % q->log_cap;
-        gz_vk_record *r = &q->log[at];
-        if (result == VK_SUCCESS)
-            gz_flow_out(r->flow, s->submit_ns);
-    }
-    if (result != VK_SUCCESS) {
-        /* Nothing was submitted: forget this call's batches, newest first,
-         * giving their slots back. */
+    pthread_mutex_lock(&q->lock);
+    uint32_t tail = q->log_count - s->nrecords;
+    if (result == VK_SUCCESS) {
         for (uint32_t i = 0; i < s->nrecords; i++) {
-            uint32_t at = (tail + q->log_cap - 1 - i) % q->log_cap;
-            gz_vk_record *r = &q->log[at];
-            release_batch(q, r);
-            q->head = (r->first + GZ_VK_RING_SLOTS - r->waste) % GZ_VK_RING_SLOTS;
+            gz_vk_record *r = log_at(q, tail + i);
+            r->submitted = true;
+            gz_flow_out(r->flow, s->submit_ns);
         }
-        q->log_count -= s->nrecords;
-        if (result == VK_ERROR_DEVICE_LOST) {
-            gz_vk_device_set_lost(q->dev);
-            gz_log("%s was lost; timing stops for this device", q->dev->info.device_name);
-        }
+    } else {
+        /* Nothing was submitted: forget this call's batches, giving their
+         * entries back. */
+        for (uint32_t i = 0; i < s->nrecords; i++)
+            release_batch(q, log_at(q, tail + i));
+        q->log_count = tail;
     }
     pthread_mutex_unlock(&q->lock);
+    if (result == VK_ERROR_DEVICE_LOST && !gz_vk_device_lost(q->dev)) {
+        gz_vk_device_set_lost(q->dev);
+        gz_log("%s was lost; timing stops for this device", q->dev->info.device_name);
+    }
 }

@@ -184,14 +184,18 @@ static gz_vk_device *create_context(layer_device *dev, VkPhysicalDevice phys,
     inst->GetPhysicalDeviceQueueFamilyProperties(phys, &nfam, NULL);
     VkQueueFamilyProperties *fams = calloc(nfam ? nfam : 1, sizeof *fams);
     uint32_t *bits = calloc(nfam ? nfam : 1, sizeof *bits);
-    if (!fams || !bits) {
+    uint32_t *flags = calloc(nfam ? nfam : 1, sizeof *flags);
+    if (!fams || !bits || !flags) {
         free(fams);
         free(bits);
+        free(flags);
         return NULL;
     }
     inst->GetPhysicalDeviceQueueFamilyProperties(phys, &nfam, fams);
-    for (uint32_t i = 0; i < nfam; i++)
+    for (uint32_t i = 0; i < nfam; i++) {
         bits[i] = fams[i].timestampValidBits;
+        flags[i] = fams[i].queueFlags;
+    }
 
     VkDevice d = dev->handle;
     PFN_vkGetDeviceProcAddr gdpa = dev->next_gdpa;
@@ -201,6 +205,7 @@ static gz_vk_device *create_context(layer_device *dev, VkPhysicalDevice phys,
         .timestamp_period = props.limits.timestampPeriod,
         .family_count = nfam,
         .family_valid_bits = bits,
+        .family_flags = flags,
         .host_query_reset = plan->host_query_reset,
         .serial = __atomic_add_fetch(&device_serial, 1, __ATOMIC_RELAXED),
     };
@@ -235,6 +240,12 @@ static gz_vk_device *create_context(layer_device *dev, VkPhysicalDevice phys,
     LOAD(CmdSetEvent, "vkCmdSetEvent");
     LOAD(SetEvent, "vkSetEvent");
     LOAD(CmdWaitEvents, "vkCmdWaitEvents");
+    LOAD(GetQueryPoolResults, "vkGetQueryPoolResults");
+    LOAD(CreateFence, "vkCreateFence");
+    LOAD(DestroyFence, "vkDestroyFence");
+    LOAD(ResetFences, "vkResetFences");
+    LOAD(GetFenceStatus, "vkGetFenceStatus");
+    LOAD(WaitForFences, "vkWaitForFences");
     if (plan->host_query_reset)
         LOAD(ResetQueryPool, plan->use_ext_reset ? "vkResetQueryPoolEXT" : "vkResetQueryPool");
     if (plan->calibrated) {
@@ -248,6 +259,7 @@ static gz_vk_device *create_context(layer_device *dev, VkPhysicalDevice phys,
     gz_vk_device *ctx = gz_vk_device_new(&info);
     free(fams);
     free(bits);
+    free(flags);
     return ctx;
 }
 

@@ -296,13 +296,13 @@ def check_calibration(ck, t):
                   "line %d: calibration event not on a GPU track" % e["_line"])
 
 
-def check_totals(ck, t):
+def check_totals(ck, t, dropped=0):
     tot = t.totals()
     if not ck.expect(tot is not None, "no gpuzones_totals event"):
         return
     ck.expect(tot is t.events[-1], "gpuzones_totals is not the last event")
     a = tot.get("args", {})
-    for err in t.accounting_errors(dropped=0):
+    for err in t.accounting_errors(dropped=dropped):
         ck.expect(False, err)
     ck.expect(a.get("items_dropped") == 0, "items were dropped: %s" % a)
 
@@ -473,48 +473,31 @@ def check_wait_zone(ck, t, c):
         ck.count("cpu wait zones")
 
 
-def match_labels(exp, got):
-    """Pairs the label zones (by start) with the expected labels (by begin,
-    which is submission order): in order, every zone named as its label,
-    every required label present; optional ones may be left out.  Returns
-    [(label, zone or None)] or None when no such pairing exists."""
-    n, m = len(exp), len(got)
-    # ok[i][j]: exp[i:] and got[j:] can be paired
-    ok = [[False] * (m + 1) for _ in range(n + 1)]
-    ok[n][m] = True
-    for i in range(n - 1, -1, -1):
-        for j in range(m, -1, -1):
-            ok[i][j] = (exp[i].get("optional") and ok[i + 1][j]) or \
-                (j < m and got[j]["name"] == exp[i]["name"] and ok[i + 1][j + 1])
-    if not ok[0][0]:
-        return None
-    out, j = [], 0
-    for i in range(n):
-        if j < m and got[j]["name"] == exp[i]["name"] and ok[i + 1][j + 1]:
-            out.append((exp[i], got[j]))
-            j += 1
-        else:
-            out.append((exp[i], None))
-    return out
+def expected_drops(truth):
+    """Zones the layer must count as dropped: labels it cannot time (the
+    truth marks them absent: recorded in a SIMULTANEOUS_USE secondary, or
+    overwritten by a later execution of the same command buffer in one
+    batch). One drop each."""
+    return sum(1 for l in truth["labels"] if l.get("absent") and l["begin_call"] >= 0 and l["end_call"] >= 0)
 
 
 def check_labels(ck, t, truth, key, label_tid, slack, executions=None):
-    """Label zones against the labels the truth replayed.  Required labels
-    must all be there; optional ones (recorded where the layer may leave
-    labels untimed: simultaneous-use command buffers, secondaries) may be
-    missing, but a zone that is there must be exactly right: named as
+    """Label zones against the labels the truth replayed. Every label the
+    layer can time must be there, in order, exactly right: named as
     recorded, nested in its nearest present ancestor, inside its host
-    window and, when one command buffer execution began and ended it, inside
-    that execution's command buffer zone."""
+    window and, when one command buffer execution began and ended it,
+    inside that execution's command buffer zone. The labels it cannot time
+    (absent in the truth) must not be there: they are counted as dropped
+    (check_totals)."""
     exp = [l for l in truth["labels"] if l["queue"] == key and l["begin_call"] >= 0 and l["end_call"] >= 0]
     calls = truth["calls"]
     executions = executions or {}
-    n_optional = sum(1 for l in exp if l.get("optional"))
+    present = [l for l in exp if not l.get("absent")]
+    n_absent = len(exp) - len(present)
+    if n_absent:
+        ck.count("labels the layer cannot time, absent", n_absent)
     if label_tid is None:
-        required = [l for l in exp if not l.get("optional")]
-        ck.expect(not required, "queue %d: %d labels expected but no '... labels' track" % (key, len(required)))
-        if n_optional:
-            ck.count("optional labels absent", n_optional)
+        ck.expect(not present, "queue %d: %d labels expected but no '... labels' track" % (key, len(present)))
         return {}
     t.build_tree(label_tid)
     got = t.track_order(label_tid)
@@ -522,20 +505,16 @@ def check_labels(ck, t, truth, key, label_tid, slack, executions=None):
     ck.expect(not other, "queue %d: non-label zones on the labels track: %s"
               % (key, [gztrace.describe(z) for z in other[:3]]))
     got = [z for z in got if z.get("args", {}).get("level") == "label"]
-    pairs = match_labels(exp, got)
-    if pairs is None:
+    if [z["name"] for z in got] != [l["name"] for l in present]:
         ck.fail("queue %d: label zones (by start) %s, expected %s%s"
-                % (key, [z["name"] for z in got][:40],
-                   ["%s%s" % (l["name"], "?" if l.get("optional") else "") for l in exp][:40],
-                   " (? = may be missing)" if n_optional else ""))
+                % (key, [z["name"] for z in got][:40], [l["name"] for l in present][:40],
+                   " (%d more recorded where they cannot be timed)" % n_absent if n_absent else ""))
         return {}
-    by_id = {l["id"]: z for l, z in pairs if z is not None}
+    pairs = list(zip(present, got))
+    by_id = {l["id"]: z for l, z in pairs}
     all_labels = {l["id"]: l for l in truth["labels"]}
     for l, z in pairs:
-        if z is None:
-            ck.count("optional labels absent")
-            continue
-        # the nearest ancestor that has a zone (optional ones may be absent)
+        # the nearest ancestor that has a zone (absent ones have none)
         want = l["parent"]
         while want >= 0 and want not in by_id:
             want = all_labels[want]["parent"] if want in all_labels else -1
@@ -552,14 +531,14 @@ def check_labels(ck, t, truth, key, label_tid, slack, executions=None):
         ck.expect(z["_end"] <= hi + slack, "label %r ends %s after its last submission completed"
                   % (l["name"], us(z["_end"] - hi)))
         ex = l.get("begin_exec")
-        if l.get("optional") and ex is not None and ex == l.get("end_exec"):
+        if ex is not None and ex == l.get("end_exec"):
             cz = executions.get(tuple(ex))
             if cz is not None:
                 ck.expect(cz["_ts"] <= z["_ts"] and z["_end"] <= cz["_end"],
                           "%s lies outside the execution of %s that recorded it (call %d batch %d "
                           "command buffer %d: %s)" % (gztrace.describe(z), cz["name"], ex[0], ex[1], ex[2],
                                                       gztrace.describe(cz)))
-        ck.count("optional label zones" if l.get("optional") else "label zones")
+        ck.count("label zones")
     return by_id
 
 
@@ -606,13 +585,7 @@ def check_program_notes(ck, truth):
 def check_fault_expectation(ck, t, truth, err, expect):
     """What a fault must take away, and only that."""
     said = [l for l in err.splitlines() if l.startswith("gpuzones:")]
-    if expect == "no-labels":
-        labels = [z for z in t.gpu_zones() if z.get("args", {}).get("level") == "label"]
-        ck.expect(not labels, "labels timed without host query reset: %s"
-                  % (gztrace.describe(labels[0]) if labels else ""))
-        ck.expect(sum("has no host query reset" in l for l in said) == 1,
-                  "not exactly one 'no host query reset' message: %s" % said)
-    elif expect == "no-zones":
+    if expect == "no-zones":
         ck.expect(not t.gpu_zones(), "GPU zones on a queue family without timestamps")
         # lavapipe has one queue per device: one message per device and family
         # is one per queue of the truth.
@@ -648,13 +621,11 @@ def check_against_truth(ck, t, truth, slack, expect="all", validation=None):
         bad = [z for z in t.gpu_zones(tid=tid) if z.get("args", {}).get("level") == "label"]
         ck.expect(not bad, "queue %d: label zones on the queue track, e.g. %s"
                   % (key, gztrace.describe(bad[0]) if bad else ""))
-        if expect != "no-labels":
-            labels_by_id.update(check_labels(ck, t, truth, key, label_tid, slack, executions))
+        labels_by_id.update(check_labels(ck, t, truth, key, label_tid, slack, executions))
     extra = [x for x in t.gpu_tracks() if x not in used_tracks and t.gpu_zones(tid=x)]
     ck.expect(not extra, "GPU zones on tracks that belong to no queue of the program: %s"
               % [t.thread_names().get(x, x) for x in extra])
-    if expect != "no-labels":
-        check_workload(ck, truth, labels_by_id, validation)
+    check_workload(ck, truth, labels_by_id, validation)
 
 
 # ---- modes -----------------------------------------------------------------------------------
@@ -723,7 +694,7 @@ def mode_case(args):
         ck.fail("cannot load the trace: %s" % e)
         return finish(ck, title, tmp, True)
     check_generic(ck, t, truth["pid"])
-    check_totals(ck, t)
+    check_totals(ck, t, 0 if args.expect == "no-zones" else expected_drops(truth))
     check_against_truth(ck, t, truth, args.slack_us * 1000, args.expect, args.validation)
     check_fault_expectation(ck, t, truth, err, args.expect)
     return finish(ck, title, tmp, args.keep)
@@ -926,7 +897,7 @@ def main():
     ap.add_argument("--fault", action="append", default=[], metavar="GZFAULT_X=V",
                     help="load the clock-fault layer below ours with this setting (repeatable)")
     ap.add_argument("--fault-layer-dir", help="directory of the fault layer's manifest")
-    ap.add_argument("--expect", choices=("all", "no-labels", "no-zones"), default="all",
+    ap.add_argument("--expect", choices=("all", "no-zones"), default="all",
                     help="what the fault takes away: nothing, the label zones, every GPU zone")
     args = ap.parse_args()
     if args.fault and not args.fault_layer_dir:

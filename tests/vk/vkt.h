@@ -112,7 +112,7 @@ uint32_t vkt_memory_type(const struct vkt_device *d, uint32_t bits, VkMemoryProp
 
 struct vkt_label_op {
     bool begin;
-    bool optional; /* the layer may leave this label untimed (simultaneous use, secondary) */
+    bool untimed; /* the layer cannot time it: recorded in a SIMULTANEOUS_USE secondary */
     char name[VKT_NAME_MAX];
 };
 
@@ -121,8 +121,8 @@ struct vkt_cmd {
     VkCommandPool pool;
     VkCommandBuffer cb;
     bool secondary;          /* VK_COMMAND_BUFFER_LEVEL_SECONDARY */
-    bool simultaneous;       /* recorded with SIMULTANEOUS_USE: its labels are optional */
-    char name[VKT_NAME_MAX]; /* the zone name the trace must show */
+    bool simultaneous;       /* recorded with SIMULTANEOUS_USE */
+    char name[VKT_NAME_MAX]; /* its debug name ("" = none) */
     int nops;
     struct vkt_label_op ops[VKT_MAX_OPS];
 };
@@ -131,12 +131,13 @@ void vkt_cmd_alloc(struct vkt_device *d, VkCommandPool pool, const char *name, s
 void vkt_cmd_alloc_secondary(struct vkt_device *d, VkCommandPool pool, const char *name,
                              struct vkt_cmd *c);
 void vkt_cmd_free(struct vkt_cmd *c);
+/* The command buffer zone name the layer must give c at place in its batch. */
+void vkt_cmd_zone_name(const struct vkt_cmd *c, int place, char out[VKT_NAME_MAX]);
 void vkt_cmd_begin(struct vkt_cmd *c, VkCommandBufferUsageFlags flags);
 /* A secondary: inherit (NULL: outside a render pass, no inheritance). */
 void vkt_cmd_begin_secondary(struct vkt_cmd *c, VkCommandBufferUsageFlags flags,
                              const VkCommandBufferInheritanceInfo *inherit);
-/* vkCmdExecuteCommands; the secondaries' label operations join the primary's
- * (as optional ones: the layer does not time labels inside secondaries). */
+/* vkCmdExecuteCommands; the secondaries' label operations join the primary's. */
 void vkt_cmd_execute(struct vkt_cmd *primary, int n, struct vkt_cmd *const *secondaries);
 void vkt_cmd_end(struct vkt_cmd *c);
 void vkt_cmd_reset(struct vkt_cmd *c);

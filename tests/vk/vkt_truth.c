@@ -4,7 +4,9 @@
  * stack belongs to the queue and command buffer label operations are replayed
  * in submission order, so a label begun in one command buffer and ended in a
  * later one is one region.  Labels recorded where the layer may leave them
- * untimed (simultaneous-use command buffers, secondaries) are "optional".
+ * untimed (SIMULTANEOUS_USE secondaries) or whose values another execution
+ * overwrites (the same command buffer twice in one batch) are "absent": they
+ * must not be in the trace, and count as dropped zones.
  * The truth never comes from the layer. */
 #define _GNU_SOURCE
 #include "vkt.h"
@@ -53,7 +55,7 @@ struct t_label {
     int begin_call; /* -1 until resolved (queue labels begin before a call) */
     int end_call;   /* -1 while open */
     bool queue_label;
-    bool optional;  /* begun in a recording whose labels the layer may leave untimed */
+    bool absent;    /* begun or ended by an op the layer cannot time: no zone, one drop */
     /* the command buffer execution (call, batch, index in the batch) whose
      * label operation began / ended it; call -1 for queue label operations */
     int begin_exec[3];
@@ -163,7 +165,7 @@ void truth_message(const char *severity, const char *type, const char *id, const
 #define NO_EXEC ((const int[3]){ -1, -1, -1 })
 
 /* Called with the lock held. */
-static void label_push(int queue, const char *name, int call, bool queue_label, bool optional,
+static void label_push(int queue, const char *name, int call, bool queue_label, bool absent,
                        const int exec[3])
 {
     struct t_queue *tq = &T.queues[queue];
@@ -181,14 +183,14 @@ static void label_push(int queue, const char *name, int call, bool queue_label, 
     tl->begin_call = call;
     tl->end_call = -1;
     tl->queue_label = queue_label;
-    tl->optional = optional;
+    tl->absent = absent;
     memcpy(tl->begin_exec, exec, sizeof tl->begin_exec);
     memcpy(tl->end_exec, NO_EXEC, sizeof tl->end_exec);
     tq->stack[tq->depth++] = l;
 }
 
 /* Called with the lock held. */
-static void label_pop(int queue, int call, const int exec[3])
+static void label_pop(int queue, int call, const int exec[3], bool absent)
 {
     struct t_queue *tq = &T.queues[queue];
     if (tq->depth == 0) {
@@ -198,6 +200,7 @@ static void label_pop(int queue, int call, const int exec[3])
     }
     struct t_label *tl = &T.labels[tq->stack[--tq->depth]];
     tl->end_call = call;
+    tl->absent |= absent;
     memcpy(tl->end_exec, exec, sizeof tl->end_exec);
 }
 
@@ -209,15 +212,27 @@ static void resolve_pending_begins(int queue, int call)
             T.labels[i].begin_call = call;
 }
 
-static void replay_cmd_ops(int queue, int call, int batch, int index, const struct vkt_cmd *c)
+/* lost: a later execution of the same command buffer in the same batch
+ * overwrites this one's label timestamps before they are copied. */
+static void replay_cmd_ops(int queue, int call, int batch, int index, const struct vkt_cmd *c,
+                           bool lost)
 {
     const int exec[3] = { call, batch, index };
     for (int o = 0; o < c->nops; o++) {
+        bool absent = lost || c->ops[o].untimed;
         if (c->ops[o].begin)
-            label_push(queue, c->ops[o].name, call, false, c->ops[o].optional, exec);
+            label_push(queue, c->ops[o].name, call, false, absent, exec);
         else
-            label_pop(queue, call, exec);
+            label_pop(queue, call, exec, absent);
     }
+}
+
+static bool again_later_in_batch(const struct vkt_batch *b, int j)
+{
+    for (int k = j + 1; k < b->ncmds; k++)
+        if (b->cmds[k] == b->cmds[j])
+            return true;
+    return false;
 }
 
 int truth_call_begin(int queue, const char *api, const char *wait, int nbatches,
@@ -239,8 +254,8 @@ int truth_call_begin(int queue, const char *api, const char *wait, int nbatches,
     for (int i = 0; i < nbatches; i++) {
         tc->batches[i].ncmds = b[i].ncmds;
         for (int j = 0; j < b[i].ncmds; j++) {
-            snprintf(tc->batches[i].names[j], VKT_NAME_MAX, "%s", b[i].cmds[j]->name);
-            replay_cmd_ops(queue, call, i, j, b[i].cmds[j]);
+            vkt_cmd_zone_name(b[i].cmds[j], j, tc->batches[i].names[j]);
+            replay_cmd_ops(queue, call, i, j, b[i].cmds[j], again_later_in_batch(&b[i], j));
         }
     }
     T.queues[queue].last_call = call;
@@ -272,7 +287,7 @@ void truth_queue_label(int queue, bool begin, const char *name)
     if (begin)
         label_push(queue, name, -1, true, false, NO_EXEC); /* starts with the next call */
     else
-        label_pop(queue, T.queues[queue].last_call, NO_EXEC); /* ends with the last one */
+        label_pop(queue, T.queues[queue].last_call, NO_EXEC, false); /* ends with the last one */
     pthread_mutex_unlock(&T.lock);
 }
 
@@ -378,7 +393,7 @@ static void write_labels(FILE *f)
         put_string(f, l->name);
         fprintf(f, ", \"parent\": %d, \"depth\": %d, \"begin_call\": %d, \"end_call\": %d, \"kind\": \"%s\",\n",
                 l->parent, l->depth, l->begin_call, l->end_call, l->queue_label ? "queue" : "cmd");
-        fprintf(f, "   \"optional\": %s, \"begin_exec\": ", l->optional ? "true" : "false");
+        fprintf(f, "   \"absent\": %s, \"begin_exec\": ", l->absent ? "true" : "false");
         put_exec(f, l->begin_exec);
         fprintf(f, ", \"end_exec\": ");
         put_exec(f, l->end_exec);

@@ -562,10 +562,27 @@ static void cmd_alloc(struct vkt_device *d, VkCommandPool pool, const char *name
     if (name) {
         vkt_set_name(d, VK_OBJECT_TYPE_COMMAND_BUFFER, (uint64_t)(uintptr_t)c->cb, name);
         snprintf(c->name, sizeof c->name, "%s", name);
-    } else {
-        /* TRACE_FORMAT.md: unnamed command buffers are "VkCommandBuffer 0x<hex>" */
-        snprintf(c->name, sizeof c->name, "VkCommandBuffer 0x%" PRIx64, (uint64_t)(uintptr_t)c->cb);
     }
+}
+
+void vkt_cmd_zone_name(const struct vkt_cmd *c, int place, char out[VKT_NAME_MAX])
+{
+    /* TRACE_FORMAT.md: an unnamed command buffer's zone is "cmdbuf: <its
+     * first label>", else "cmdbuf #<its place in the batch>". */
+    if (c->name[0]) {
+        snprintf(out, VKT_NAME_MAX, "%s", c->name);
+        return;
+    }
+    for (int i = 0; i < c->nops; i++) {
+        if (c->ops[i].begin) {
+            snprintf(out, VKT_NAME_MAX, "cmdbuf: %s", c->ops[i].name);
+            return;
+        }
+    }
+    if (place < 15)
+        snprintf(out, VKT_NAME_MAX, "cmdbuf #%d", place);
+    else
+        snprintf(out, VKT_NAME_MAX, "cmdbuf #15+");
 }
 
 void vkt_cmd_alloc(struct vkt_device *d, VkCommandPool pool, const char *name, struct vkt_cmd *c)
@@ -638,7 +655,7 @@ static void record_op(struct vkt_cmd *c, bool begin, const char *name)
     if (c->nops == VKT_MAX_OPS)
         vkt_die("too many label operations in one command buffer");
     c->ops[c->nops].begin = begin;
-    c->ops[c->nops].optional = c->simultaneous;
+    c->ops[c->nops].untimed = c->secondary && c->simultaneous;
     snprintf(c->ops[c->nops].name, VKT_NAME_MAX, "%s", name ? name : "");
     c->nops++;
 }
@@ -661,9 +678,7 @@ void vkt_cmd_execute(struct vkt_cmd *primary, int n, struct vkt_cmd *const *seco
         for (int o = 0; o < s->nops; o++) {
             if (primary->nops == VKT_MAX_OPS)
                 vkt_die("too many label operations in one command buffer");
-            primary->ops[primary->nops] = s->ops[o];
-            primary->ops[primary->nops].optional = true;
-            primary->nops++;
+            primary->ops[primary->nops++] = s->ops[o];
         }
     }
 }
