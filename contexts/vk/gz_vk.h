@@ -52,6 +52,7 @@ typedef struct gz_vk_fns {
     PFN_vkCmdSetEvent CmdSetEvent;
     PFN_vkSetEvent SetEvent;
     PFN_vkCmdWaitEvents CmdWaitEvents;
+    PFN_vkCmdFillBuffer CmdFillBuffer;
     PFN_vkCreateFence CreateFence;
     PFN_vkDestroyFence DestroyFence;
     PFN_vkResetFences ResetFences;
@@ -131,8 +132,8 @@ GZ_EXPORT void gz_vk_queue_label_end(gz_vk_queue *q);
  * per queue (external synchronization), so one call is in progress per
  * queue. */
 typedef struct gz_vk_submit gz_vk_submit;
-/* call_name: interned name of the call (vkQueueSubmit…). NULL: not timed. */
-GZ_EXPORT gz_vk_submit *gz_vk_submit_begin(gz_vk_queue *q, uint32_t call_name);
+/* call_name: interned name of the call (vkQueueSubmit…); fence: the call's. */
+GZ_EXPORT gz_vk_submit *gz_vk_submit_begin(gz_vk_queue *q, uint32_t call_name, VkFence fence);
 /* batch: the batch's index in the call. out has room for 2 * n + 1
  * handles; returns the count written (n when the batch is not timed: then
  * out is a copy of app). */
@@ -146,6 +147,19 @@ GZ_EXPORT void gz_vk_submit_end(gz_vk_submit *s, VkResult result);
  * state. NULL unregisters (the layer's library is about to go). */
 typedef gz_vk_cmdbuf *(*gz_vk_cmdbuf_lookup_fn)(VkCommandBuffer cb);
 GZ_EXPORT void gz_vk_set_cmdbuf_lookup(gz_vk_cmdbuf_lookup_fn fn);
+
+/* The app is about to wait for GPU work or to present: no sync point of
+ * ours may hold its work back while it does. vkWaitForFences: q NULL and
+ * its fences; vkQueueWaitIdle: q; vkDeviceWaitIdle: neither; present: q
+ * and present true. */
+GZ_EXPORT void gz_vk_before_wait(gz_vk_device *dev, gz_vk_queue *q, const VkFence *fences,
+                                 uint32_t nfences, bool all, bool present);
+
+/* The same wait returned VK_SUCCESS at done_ns: the work it waited for
+ * (the submits that carried those fences, q's work, or all of dev's) was
+ * complete then. */
+GZ_EXPORT void gz_vk_after_wait(gz_vk_device *dev, gz_vk_queue *q, const VkFence *fences,
+                                uint32_t nfences, bool all, uint64_t done_ns);
 
 /* Reads back every completed batch of every queue (never waits). */
 GZ_EXPORT void gz_vk_device_collect(gz_vk_device *dev);

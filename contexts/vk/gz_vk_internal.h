@@ -22,9 +22,13 @@
 #define GZ_VK_TS_BLOCK 32u
 /* A batch's bracket entries may be split over this many runs (pages). */
 #define GZ_VK_BATCH_RUNS 8u
-/* Label timestamps live in one device-wide pool handed out in chunks. */
-#define GZ_VK_LABEL_CHUNK 64u
-#define GZ_VK_LABEL_CHUNKS 1024u
+/* Label timestamps live in device-wide query pools handed out in chunks;
+ * a pool is added when every chunk is taken (command buffers recorded and
+ * kept, or thousands in one batch), up to GZ_VK_LABEL_POOLS. A label query
+ * is named by its global index: pool * GZ_VK_LABEL_POOL_QUERIES + query. */
+#define GZ_VK_LABEL_CHUNK 16u
+#define GZ_VK_LABEL_POOL_QUERIES 65536u
+#define GZ_VK_LABEL_POOLS 8u
 #define GZ_VK_NO_QUERY UINT32_MAX
 #define GZ_VK_LABEL_DEPTH 64u
 /* One execution's label timestamps land in one page: a recording with more
@@ -140,6 +144,7 @@ typedef struct gz_vk_page {
      * queries or ends a batch with its copies; allocated on first use and
      * recorded again only once the batch that used it was read back. */
     VkCommandBuffer *dyn;
+    uint64_t *dyn_digest; /* what dyn[i] holds (dyn_digest() in vk_queue.c), 0: nothing */
     bool *block_ready;
     gz_vk_entry *entries;
     uint32_t next;        /* bump allocator: entries below are taken or skipped */
@@ -167,6 +172,8 @@ typedef struct gz_vk_record {
     uint8_t nlabel_runs;
     uint64_t flow;
     uint64_t submit_ns;
+    VkFence fence;    /* the call's */
+    uint64_t done_ns; /* when a wait of the app's saw it complete (0: none) */
 } gz_vk_record;
 
 typedef struct label_frame {
@@ -180,27 +187,32 @@ typedef struct label_frame {
 struct gz_vk_submit {
     gz_vk_queue *q;
     uint32_t name;
+    VkFence fence;
     uint64_t submit_ns;
     uint32_t nrecords; /* records this call added at the log's tail */
 };
 
 /* Sync points for devices without calibrated timestamps (vk_sync.c). The
- * host half of one runs on the spinner thread. failed is atomic too (the
- * spinner sets it). */
+ * host half of one runs on the spinner thread; the fields it shares are
+ * atomic. */
 typedef struct gz_vk_sync {
-    bool ready, failed;
+    bool ready;
+    bool failed;        /* atomic */
     VkQueryPool pool;
     VkEvent go;         /* set by the host: the GPU waits for it */
-    VkEvent done;       /* set by the GPU after the timestamp */
-    VkCommandBuffer cb; /* waits for go, writes the timestamp, sets done, copies */
-    gz_vk_hostbuf result;
-    bool pending;       /* submitted, value not read yet */
+    VkCommandBuffer cb; /* arrival word, wait for go, timestamp, copy */
+    gz_vk_hostbuf result; /* entry 0: the timestamp; entry 1: the arrival */
     VkFence fence;      /* signalled once cb has run */
     bool used;          /* fence submitted at least once */
-    uint64_t before;    /* atomic: host time just before go was set (0: not yet; ~0: no go) */
-    uint64_t seen;      /* atomic: host time the spinner saw done (0: not seen) */
+    uint32_t go_set;    /* atomic: go was set (by whoever came first) */
+    bool cancelled;     /* atomic: cb was not submitted after all */
+    uint64_t submitted_ns; /* atomic: when cb was submitted (0: not yet) */
+    bool pending;       /* atomic: submitted, not read back yet */
     uint32_t spinning;  /* atomic: the spinner still watches it */
-    uint64_t last_ns;
+    uint32_t watchers;  /* atomic: app threads watching it in a wait */
+    VkFence app_fence;  /* the fence of the app's submit that carried it */
+    uint64_t before, seen; /* the bracket (0: none), published by spinning = 0 */
+    uint64_t last_ns;   /* app's thread: when the last one started */
 } gz_vk_sync;
 
 /* What a queue's family can run, for the commands the layer adds. */
@@ -257,8 +269,9 @@ struct gz_vk_device {
     uint32_t nqueues;
 
     bool labels_ready, labels_failed;
-    VkQueryPool label_pool;
-    uint32_t free_chunks[GZ_VK_LABEL_CHUNKS];
+    VkQueryPool label_pools[GZ_VK_LABEL_POOLS]; /* written under lock before their chunks */
+    uint32_t nlabel_pools;
+    uint32_t *free_chunks; /* chunk ids (global query / GZ_VK_LABEL_CHUNK) */
     uint32_t nfree_chunks;
 
     uint64_t untimed_labels[GZ_VK_UNTIMED_TOO_MANY + 1]; /* atomic: label zones not timed, by reason */
@@ -306,6 +319,14 @@ bool gz_vk_query_read(const gz_vk_fns *f, VkDevice d, VkQueryPool pool, uint32_t
                       uint32_t count, uint64_t *values, bool *lost);
 
 /* vk_device.c */
+static inline VkQueryPool gz_vk_label_pool(const gz_vk_device *dev, uint32_t query)
+{
+    return dev->label_pools[query / GZ_VK_LABEL_POOL_QUERIES];
+}
+static inline uint32_t gz_vk_label_query(uint32_t query)
+{
+    return query % GZ_VK_LABEL_POOL_QUERIES;
+}
 bool gz_vk_label_chunk_alloc(gz_vk_device *dev, uint32_t *chunk);
 void gz_vk_label_chunk_free(gz_vk_device *dev, uint32_t chunk);
 /* The worker's periodic samples, sent to every queue's track. */
@@ -347,8 +368,16 @@ static inline gz_vk_entry *gz_vk_entry_at(gz_vk_queue *q, uint32_t page, uint32_
 /* Starts the sync-point thread (for a device without calibrated timestamps). */
 void gz_vk_sync_prepare(void);
 /* Submits a sync point when one is due and the queue is idle (inside the
- * app's vkQueueSubmit: the queue is ours to use; no lock held). */
-void gz_vk_sync_maybe(gz_vk_queue *q, bool idle);
+ * app's vkQueueSubmit, whose fence is app_fence: the queue is ours to use;
+ * no lock held). */
+void gz_vk_sync_maybe(gz_vk_queue *q, bool idle, VkFence app_fence);
+/* The app is about to wait: for work submitted after our sync point
+ * (covers: its thread then watches the sync point, which cannot delay the
+ * wait), or for something else (the sync point's event is set at once). */
+void gz_vk_sync_wait(gz_vk_queue *q, bool covers);
+/* Sets the event a sync point's GPU side waits for, if the spinner has not
+ * within GO_LATE (or at once: now, before the app waits for its work). */
+void gz_vk_sync_release(gz_vk_queue *q, bool now);
 /* Reads a finished sync point back (worker; final: the last time). */
 void gz_vk_sync_collect(gz_vk_queue *q, bool final);
 void gz_vk_sync_destroy(gz_vk_queue *q);
@@ -368,6 +397,10 @@ bool gz_vk_queue_find(VkQueue handle, gz_vk_queue_share *out);
 int gz_vk_cmdbuf_recording(VkCommandBuffer cb);
 
 /* vk_queue.c */
+/* The app saw work of q complete at done_ns: all of it (fences NULL), or
+ * the submits that carried one of fences. */
+void gz_vk_queue_waited(gz_vk_queue *q, const VkFence *fences, uint32_t nfences, bool all,
+                        uint64_t done_ns);
 gz_vk_queue *gz_vk_queue_new(gz_vk_device *dev, VkQueue handle, uint32_t family, uint32_t index);
 void gz_vk_queue_collect(gz_vk_queue *q, bool final);
 void gz_vk_queue_destroy(gz_vk_queue *q);

@@ -73,7 +73,8 @@ void gz_vk_recording_unref(gz_vk_device *dev, gz_vk_recording *rec)
 void gz_vk_recording_cmd_reset(gz_vk_device *dev, const gz_vk_recording *rec, VkCommandBuffer cb)
 {
     for (uint32_t i = 0; i < rec->nranges; i++)
-        dev->info.fns.CmdResetQueryPool(cb, dev->label_pool, rec->ranges[i].first_query,
+        dev->info.fns.CmdResetQueryPool(cb, gz_vk_label_pool(dev, rec->ranges[i].first_query),
+                                        gz_vk_label_query(rec->ranges[i].first_query),
                                         rec->ranges[i].count);
 }
 
@@ -82,7 +83,8 @@ void gz_vk_recording_cmd_copy(gz_vk_device *dev, const gz_vk_recording *rec, VkC
 {
     uint32_t at = first_entry;
     for (uint32_t i = 0; i < rec->nranges; i++) {
-        gz_vk_cmd_copy_results(&dev->info.fns, cb, dev->label_pool, rec->ranges[i].first_query,
+        gz_vk_cmd_copy_results(&dev->info.fns, cb, gz_vk_label_pool(dev, rec->ranges[i].first_query),
+                               gz_vk_label_query(rec->ranges[i].first_query),
                                rec->ranges[i].count, results, at);
         at += rec->ranges[i].count;
     }
@@ -92,8 +94,9 @@ static bool push_range(gz_vk_recording *rec, uint32_t *cap, uint32_t first, uint
 {
     if (!count)
         return true;
-    if (rec->nranges && rec->ranges[rec->nranges - 1].first_query +
-                                rec->ranges[rec->nranges - 1].count == first) {
+    const gz_vk_label_range *last = rec->nranges ? &rec->ranges[rec->nranges - 1] : NULL;
+    if (last && last->first_query + last->count == first &&
+        last->first_query / GZ_VK_LABEL_POOL_QUERIES == first / GZ_VK_LABEL_POOL_QUERIES) {
         rec->ranges[rec->nranges - 1].count += count;
         return true;
     }
@@ -291,7 +294,7 @@ static void label_op(gz_vk_cmdbuf *cb, label_op_kind kind, uint32_t name)
      * then waits for the work recorded before it, so timestamps are
      * monotonic in recording order and sibling regions never overlap. */
     cb->dev->info.fns.CmdWriteTimestamp(cb->handle, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-                                        cb->dev->label_pool, query);
+                                        gz_vk_label_pool(cb->dev, query), gz_vk_label_query(query));
 }
 
 void gz_vk_cmdbuf_label_begin(gz_vk_cmdbuf *cb, const char *name)

@@ -27,19 +27,31 @@ static void collect_hook(void *user, bool final)
         gz_vk_queue_collect(dev->queues[i], final);
 }
 
-static bool create_label_pool(gz_vk_device *dev)
+/* One more label query pool, its chunks made free (under the lock, or
+ * before the device is shared). */
+static bool add_label_pool(gz_vk_device *dev)
 {
+    if (dev->nlabel_pools == GZ_VK_LABEL_POOLS)
+        return false;
+    const uint32_t chunks = GZ_VK_LABEL_POOL_QUERIES / GZ_VK_LABEL_CHUNK;
+    uint32_t *free_chunks = realloc(dev->free_chunks,
+                                    (size_t)(dev->nlabel_pools + 1) * chunks * sizeof *free_chunks);
+    if (!free_chunks)
+        return false;
+    dev->free_chunks = free_chunks;
     VkQueryPoolCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
         .queryType = VK_QUERY_TYPE_TIMESTAMP,
-        .queryCount = GZ_VK_LABEL_CHUNK * GZ_VK_LABEL_CHUNKS,
+        .queryCount = GZ_VK_LABEL_POOL_QUERIES,
     };
-    if (dev->info.fns.CreateQueryPool(dev->info.device, &info, NULL, &dev->label_pool) !=
-        VK_SUCCESS)
+    VkQueryPool pool;
+    if (dev->info.fns.CreateQueryPool(dev->info.device, &info, NULL, &pool) != VK_SUCCESS)
         return false;
-    for (uint32_t i = 0; i < GZ_VK_LABEL_CHUNKS; i++)
-        dev->free_chunks[i] = GZ_VK_LABEL_CHUNKS - 1 - i;
-    dev->nfree_chunks = GZ_VK_LABEL_CHUNKS;
+    uint32_t base = dev->nlabel_pools * chunks;
+    dev->label_pools[dev->nlabel_pools++] = pool;
+    /* Handed out lowest first. */
+    for (uint32_t i = 0; i < chunks; i++)
+        dev->free_chunks[dev->nfree_chunks++] = base + chunks - 1 - i;
     return true;
 }
 
@@ -107,7 +119,7 @@ gz_vk_device *gz_vk_device_new(const gz_vk_device_info *info)
     /* Label queries are reset and copied by our command buffers, on any
      * graphics or compute queue: no host query reset needed. */
     if (dev->level >= GZ_LEVEL_LABELS && any_family_copies(dev)) {
-        if (create_label_pool(dev))
+        if (add_label_pool(dev))
             dev->labels_ready = true;
         else
             gz_log("cannot create the label query pool on %s: debug-label zones are off for it",
@@ -117,6 +129,52 @@ gz_vk_device *gz_vk_device_new(const gz_vk_device_info *info)
         gz_vk_sync_prepare();
     dev->collector = gz_collector_add(collect_hook, dev);
     return dev;
+}
+
+/* Whether a wait for these fences lasts until the work submitted after a
+ * sync point carried by the submit whose fence was f has run. */
+static bool waits_for(VkFence f, const VkFence *fences, uint32_t n, bool all)
+{
+    if (!f)
+        return false;
+    for (uint32_t i = 0; i < n; i++)
+        if (fences[i] == f)
+            return all || n == 1;
+    return false;
+}
+
+void gz_vk_before_wait(gz_vk_device *dev, gz_vk_queue *q, const VkFence *fences,
+                       uint32_t nfences, bool all, bool present)
+{
+    if (!dev || gz_vk_can_calibrate(dev))
+        return;
+    if (q) {
+        gz_vk_sync_wait(q, !present); /* a queue's idle covers everything on it */
+        return;
+    }
+    pthread_mutex_lock(&dev->lock);
+    uint32_t n = dev->nqueues;
+    pthread_mutex_unlock(&dev->lock);
+    for (uint32_t i = 0; i < n; i++) {
+        gz_vk_queue *x = dev->queues[i];
+        gz_vk_sync_wait(x, fences ? waits_for(x->sync.app_fence, fences, nfences, all) : true);
+    }
+}
+
+void gz_vk_after_wait(gz_vk_device *dev, gz_vk_queue *q, const VkFence *fences,
+                      uint32_t nfences, bool all, uint64_t done_ns)
+{
+    if (!dev)
+        return;
+    if (q) {
+        gz_vk_queue_waited(q, NULL, 0, false, done_ns);
+        return;
+    }
+    pthread_mutex_lock(&dev->lock);
+    uint32_t n = dev->nqueues;
+    pthread_mutex_unlock(&dev->lock);
+    for (uint32_t i = 0; i < n; i++)
+        gz_vk_queue_waited(dev->queues[i], fences, nfences, all, done_ns);
 }
 
 void gz_vk_device_collect(gz_vk_device *dev)
@@ -165,8 +223,9 @@ void gz_vk_device_destroy(gz_vk_device *dev)
     for (uint32_t i = 0; i < dev->nqueues; i++)
         gz_vk_queue_destroy(dev->queues[i]);
     report_untimed(dev);
-    if (dev->labels_ready)
-        dev->info.fns.DestroyQueryPool(dev->info.device, dev->label_pool, NULL);
+    for (uint32_t i = 0; i < dev->nlabel_pools; i++)
+        dev->info.fns.DestroyQueryPool(dev->info.device, dev->label_pools[i], NULL);
+    free(dev->free_chunks);
     pthread_mutex_destroy(&dev->lock);
     free(dev->valid_bits);
     free(dev->family_flags);
@@ -176,7 +235,7 @@ void gz_vk_device_destroy(gz_vk_device *dev)
 bool gz_vk_label_chunk_alloc(gz_vk_device *dev, uint32_t *chunk)
 {
     pthread_mutex_lock(&dev->lock);
-    bool ok = dev->nfree_chunks > 0;
+    bool ok = dev->nfree_chunks > 0 || add_label_pool(dev);
     if (ok)
         *chunk = dev->free_chunks[--dev->nfree_chunks];
     pthread_mutex_unlock(&dev->lock);
@@ -185,7 +244,7 @@ bool gz_vk_label_chunk_alloc(gz_vk_device *dev, uint32_t *chunk)
         gz_log_once(&once, "all %u label timestamp queries are in use (command buffers "
                            "recorded and kept without being submitted?); further labels are "
                            "not timed and counted as dropped",
-                    GZ_VK_LABEL_CHUNK * GZ_VK_LABEL_CHUNKS);
+                    GZ_VK_LABEL_POOL_QUERIES * GZ_VK_LABEL_POOLS);
     }
     return ok;
 }

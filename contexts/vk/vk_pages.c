@@ -24,6 +24,7 @@ static void page_free(gz_vk_queue *q, gz_vk_page *p)
     f->DestroyQueryPool(d, p->pool, NULL);
     free(p->ts);
     free(p->dyn);
+    free(p->dyn_digest);
     free(p->block_ready);
     free(p->entries);
     free(p);
@@ -40,12 +41,13 @@ static gz_vk_page *page_new(gz_vk_queue *q, uint32_t size)
     p->size = size;
     p->ts = calloc(size, sizeof *p->ts);
     p->dyn = calloc(size, sizeof *p->dyn);
+    p->dyn_digest = calloc(size, sizeof *p->dyn_digest);
     p->block_ready = calloc(size / GZ_VK_TS_BLOCK, sizeof *p->block_ready);
     p->entries = calloc(size, sizeof *p->entries);
     VkQueryPoolCreateInfo info = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                                   .queryType = VK_QUERY_TYPE_TIMESTAMP,
                                   .queryCount = size};
-    if (!p->ts || !p->dyn || !p->block_ready || !p->entries ||
+    if (!p->ts || !p->dyn || !p->dyn_digest || !p->block_ready || !p->entries ||
         f->CreateQueryPool(d, &info, NULL, &p->pool) != VK_SUCCESS)
         goto fail;
     /* Queues that copy their results need the buffer; the others read the
@@ -60,6 +62,7 @@ static gz_vk_page *page_new(gz_vk_queue *q, uint32_t size)
 fail:
     free(p->ts);
     free(p->dyn);
+    free(p->dyn_digest);
     free(p->block_ready);
     free(p->entries);
     free(p);
@@ -140,6 +143,11 @@ bool gz_vk_pages_take(gz_vk_queue *q, uint32_t want, uint32_t min, gz_vk_run *ou
                 page_free(q, q->pages[k]);
                 q->pages[k] = np;
                 found = k;
+                /* Command buffers recorded for reuse may name the old
+                 * page's pool and buffer: record them again. */
+                for (uint32_t i = 0; i < q->npages; i++)
+                    memset(q->pages[i]->dyn_digest, 0,
+                           q->pages[i]->size * sizeof *q->pages[i]->dyn_digest);
             }
         }
         if (found == UINT32_MAX)

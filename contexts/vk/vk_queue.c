@@ -418,7 +418,10 @@ static bool harvest_batch(gz_vk_queue *q, const gz_vk_record *r, bool final)
         count_batch_drops(q, r);
         return true;
     }
+    /* Done when the worker saw it, or earlier when the app's wait did. */
     uint64_t seen_ns = gz_host_now_ns();
+    if (r->done_ns && r->done_ns < seen_ns)
+        seen_ns = r->done_ns;
     batch_out o = {0};
     uint32_t last = r->nbrackets - 1;
     gz_item *b = item_push(q, &o.n);
@@ -549,6 +552,25 @@ void gz_vk_queue_destroy(gz_vk_queue *q)
     free(q);
 }
 
+void gz_vk_queue_waited(gz_vk_queue *q, const VkFence *fences, uint32_t nfences, bool all,
+                        uint64_t done_ns)
+{
+    if (!q->track)
+        return;
+    pthread_mutex_lock(&q->lock);
+    for (uint32_t i = 0; q->ring_ready && i < q->log_count; i++) {
+        gz_vk_record *r = log_at(q, i);
+        if (r->kind != REC_BATCH || !r->submitted || r->done_ns)
+            continue;
+        bool waited = !fences;
+        for (uint32_t k = 0; !waited && r->fence && k < nfences; k++)
+            waited = fences[k] == r->fence && (all || nfences == 1);
+        if (waited)
+            r->done_ns = done_ns;
+    }
+    pthread_mutex_unlock(&q->lock);
+}
+
 /* ---- submission -------------------------------------------------------- */
 
 /* Whether the newest submitted batch has completed (the queue is idle as
@@ -566,7 +588,7 @@ static bool idle_locked(gz_vk_queue *q)
     return true;
 }
 
-gz_vk_submit *gz_vk_submit_begin(gz_vk_queue *q, uint32_t call_name)
+gz_vk_submit *gz_vk_submit_begin(gz_vk_queue *q, uint32_t call_name, VkFence fence)
 {
     if (!q || !q->track || gz_vk_device_lost(q->dev))
         return NULL;
@@ -577,9 +599,9 @@ gz_vk_submit *gz_vk_submit_begin(gz_vk_queue *q, uint32_t call_name)
     if (!ready)
         return NULL;
     if (!gz_vk_can_calibrate(q->dev) && q->mode == GZ_VK_QUEUE_COPY)
-        gz_vk_sync_maybe(q, idle);
+        gz_vk_sync_maybe(q, idle, fence);
     gz_vk_submit *s = &q->submit;
-    *s = (gz_vk_submit){.q = q, .name = call_name, .submit_ns = gz_host_now_ns()};
+    *s = (gz_vk_submit){.q = q, .name = call_name, .fence = fence, .submit_ns = gz_host_now_ns()};
     return s;
 }
 
@@ -669,6 +691,46 @@ static void execution_start(gz_vk_queue *q, gz_vk_recording *rec, gz_vk_entry *e
     pthread_mutex_unlock(&dev->lock);
 }
 
+/* A 64-bit digest of what a dynamic command buffer would record: when it
+ * equals what the buffer holds already (a steady program gets the same
+ * entries batch after batch), the buffer is submitted again as it is.
+ * Recording costs more than the commands themselves on some drivers. */
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 29);
+}
+
+/* Handles, not page numbers: a page may be replaced by a larger one. */
+static uint64_t mix_page(uint64_t h, const gz_vk_page *p)
+{
+    return mix(mix(h, (uint64_t)(uintptr_t)p->pool), (uint64_t)(uintptr_t)p->results.buffer);
+}
+
+static uint64_t dyn_digest(gz_vk_queue *q, const gz_vk_record *r, const gz_vk_recording *resets,
+                           const gz_vk_page *own, uint32_t at, bool last)
+{
+    uint64_t h = mix(mix_page(0x6770757a6f6e6573ull, own), at);
+    if (resets)
+        for (uint32_t i = 0; i < resets->nranges; i++)
+            h = mix(mix(h, resets->ranges[i].first_query), resets->ranges[i].count);
+    if (!last)
+        return mix(h, 1);
+    for (uint32_t m = 0; m < r->nruns; m++)
+        h = mix(mix(mix_page(h, q->pages[r->runs[m].page]), r->runs[m].first), r->runs[m].count);
+    for (uint32_t b = 0; b + 1 < r->nbrackets; b++) {
+        const gz_vk_entry *e = bracket(q, r, b);
+        if (!e->rec || !e->labels_timed || !e->rec->nvalues)
+            continue;
+        h = mix(mix(mix_page(mix(h, b), q->pages[e->label_page]), e->label_first), 3);
+        for (uint32_t i = 0; i < e->rec->nranges; i++)
+            h = mix(mix(h, e->rec->ranges[i].first_query), e->rec->ranges[i].count);
+    }
+    return mix(h, 2);
+}
+
 /* Begins recording one of our dynamic command buffers (entry i of page p). */
 static VkCommandBuffer dyn_begin(gz_vk_queue *q, gz_vk_page *p, uint32_t i)
 {
@@ -687,8 +749,7 @@ static VkCommandBuffer dyn_begin(gz_vk_queue *q, gz_vk_page *p, uint32_t i)
         }
         gz_vk_own_cmdbufs(dev, &p->dyn[i], 1);
     }
-    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     return f->BeginCommandBuffer(p->dyn[i], &begin) == VK_SUCCESS ? p->dyn[i] : VK_NULL_HANDLE;
 }
 
@@ -714,16 +775,22 @@ static bool record_brackets(gz_vk_queue *q, const gz_vk_record *r, uint32_t n,
             /* Where it goes: before app command buffer j, or after the last. */
             VkCommandBuffer *mine = r->nbrackets == n + 1 ? &out[2 * j] : &out[j ? n + 1 : 0];
             const gz_vk_recording *rec = p->entries[at].rec;
-            bool resets = rec && rec->nranges;
+            const gz_vk_recording *resets = rec && rec->nranges ? rec : NULL;
             if (!resets && (!last || q->mode != GZ_VK_QUEUE_COPY)) {
                 *mine = p->ts[at];
                 continue;
             }
+            uint64_t digest = dyn_digest(q, r, resets, p, at, last);
+            if (p->dyn[at] && p->dyn_digest[at] == digest) {
+                *mine = p->dyn[at];
+                continue;
+            }
+            p->dyn_digest[at] = 0;
             VkCommandBuffer cb = dyn_begin(q, p, at);
             if (!cb)
                 return false;
             if (resets)
-                gz_vk_recording_cmd_reset(dev, rec, cb);
+                gz_vk_recording_cmd_reset(dev, resets, cb);
             if (!dev->info.host_query_reset)
                 f->CmdResetQueryPool(cb, p->pool, at, 1);
             f->CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->pool, at);
@@ -743,6 +810,7 @@ static bool record_brackets(gz_vk_queue *q, const gz_vk_record *r, uint32_t n,
             }
             if (f->EndCommandBuffer(cb) != VK_SUCCESS)
                 return false;
+            p->dyn_digest[at] = digest;
             *mine = cb;
         }
     }
@@ -815,6 +883,7 @@ uint32_t gz_vk_submit_batch(gz_vk_submit *s, uint32_t batch, const VkCommandBuff
         execution_start(q, x, e, batch_seq);
     }
     *r = rec;
+    r->fence = s->fence;
     r->flow = gz_flow_next();
     r->submitted = false;
     s->nrecords++;

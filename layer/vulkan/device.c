@@ -241,6 +241,7 @@ static gz_vk_device *create_context(layer_device *dev, VkPhysicalDevice phys,
     LOAD(SetEvent, "vkSetEvent");
     LOAD(CmdWaitEvents, "vkCmdWaitEvents");
     LOAD(GetQueryPoolResults, "vkGetQueryPoolResults");
+    LOAD(CmdFillBuffer, "vkCmdFillBuffer");
     LOAD(CreateFence, "vkCreateFence");
     LOAD(DestroyFence, "vkDestroyFence");
     LOAD(ResetFences, "vkResetFences");

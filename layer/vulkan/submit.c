@@ -47,7 +47,8 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit(VkQueue queue, uint32_t count,
     static uint32_t name_id;
     layer_device *dev = gz_layer_device(queue);
     uint64_t t0 = gz_host_now_ns();
-    gz_vk_submit *s = gz_vk_submit_begin(queue_of(queue), gz_layer_name_id(&name_id, "vkQueueSubmit"));
+    gz_vk_submit *s =
+        gz_vk_submit_begin(queue_of(queue), gz_layer_name_id(&name_id, "vkQueueSubmit"), fence);
     if (!s) {
         VkResult r = dev->QueueSubmit(queue, count, submits, fence);
         gz_cpu_zone(gz_layer_name_id(&name_id, "vkQueueSubmit"), t0, gz_host_now_ns());
@@ -88,7 +89,7 @@ static VkResult submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2 *subm
                         PFN_vkQueueSubmit2 next, uint32_t name_id)
 {
     uint64_t t0 = gz_host_now_ns();
-    gz_vk_submit *s = gz_vk_submit_begin(queue_of(queue), name_id);
+    gz_vk_submit *s = gz_vk_submit_begin(queue_of(queue), name_id, fence);
     if (!s) {
         VkResult r = next(queue, count, submits, fence);
         gz_cpu_zone(name_id, t0, gz_host_now_ns());
@@ -172,25 +173,56 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2KHR(VkQueue queue, uint32_t co
 
 static VKAPI_ATTR VkResult VKAPI_CALL QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR *info)
 {
-    CPU_ZONE("vkQueuePresentKHR", gz_layer_device(queue)->QueuePresentKHR(queue, info));
+    layer_device *dev = gz_layer_device(queue);
+    gz_vk_before_wait(dev->ctx, queue_of(queue), NULL, 0, false, true);
+    CPU_ZONE("vkQueuePresentKHR", dev->QueuePresentKHR(queue, info));
 }
 
+/* Waits: a CPU zone each, and what they tell of the GPU: the work they
+ * waited for was done when they returned (a bound as tight as the app's
+ * own view, often much tighter than the worker's next look). */
 static VKAPI_ATTR VkResult VKAPI_CALL WaitForFences(VkDevice device, uint32_t count,
                                                    const VkFence *fences, VkBool32 all,
                                                    uint64_t timeout)
 {
-    CPU_ZONE("vkWaitForFences",
-             gz_layer_device(device)->WaitForFences(device, count, fences, all, timeout));
+    static uint32_t name_id;
+    layer_device *dev = gz_layer_device(device);
+    gz_vk_before_wait(dev->ctx, NULL, fences, count, all, false);
+    uint64_t t0 = gz_host_now_ns();
+    VkResult r = dev->WaitForFences(device, count, fences, all, timeout);
+    uint64_t t1 = gz_host_now_ns();
+    if (r == VK_SUCCESS)
+        gz_vk_after_wait(dev->ctx, NULL, fences, count, all, t1);
+    gz_cpu_zone(gz_layer_name_id(&name_id, "vkWaitForFences"), t0, t1);
+    return r;
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL QueueWaitIdle(VkQueue queue)
 {
-    CPU_ZONE("vkQueueWaitIdle", gz_layer_device(queue)->QueueWaitIdle(queue));
+    static uint32_t name_id;
+    layer_device *dev = gz_layer_device(queue);
+    gz_vk_before_wait(dev->ctx, queue_of(queue), NULL, 0, false, false);
+    uint64_t t0 = gz_host_now_ns();
+    VkResult r = dev->QueueWaitIdle(queue);
+    uint64_t t1 = gz_host_now_ns();
+    if (r == VK_SUCCESS)
+        gz_vk_after_wait(dev->ctx, queue_of(queue), NULL, 0, false, t1);
+    gz_cpu_zone(gz_layer_name_id(&name_id, "vkQueueWaitIdle"), t0, t1);
+    return r;
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device)
 {
-    CPU_ZONE("vkDeviceWaitIdle", gz_layer_device(device)->DeviceWaitIdle(device));
+    static uint32_t name_id;
+    layer_device *dev = gz_layer_device(device);
+    gz_vk_before_wait(dev->ctx, NULL, NULL, 0, false, false);
+    uint64_t t0 = gz_host_now_ns();
+    VkResult r = dev->DeviceWaitIdle(device);
+    uint64_t t1 = gz_host_now_ns();
+    if (r == VK_SUCCESS)
+        gz_vk_after_wait(dev->ctx, NULL, NULL, 0, false, t1);
+    gz_cpu_zone(gz_layer_name_id(&name_id, "vkDeviceWaitIdle"), t0, t1);
+    return r;
 }
 
 PFN_vkVoidFunction gz_layer_submit_proc(const char *name)

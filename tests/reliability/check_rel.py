@@ -22,7 +22,7 @@ import gztrace  # noqa: E402
 LAYER = "VK_LAYER_GPUZONES_timing"
 FAULT_LAYER = "VK_LAYER_GPUZONES_clockfault"
 LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
-TIMEOUT_S = 60
+TIMEOUT_S = 240
 EXITS_WITH_LIVE_OBJECTS = ("exit-threads", "fork-noexec")
 
 # name: (program arguments, fault variables or None for no fault layer)
@@ -38,6 +38,31 @@ SCENARIOS = {
     "exit-threads": (["exit-threads"], None),
     "free-pending": (["free-pending", "40"], None),
     "bad-names": (["bad-names"], None),
+    # The layer's timestamp entries under load (issue 13): batches larger than
+    # a page, a ring full of finished work, a tiny event queue, a long loop.
+    "batch-3000": (["batches", "3000"], None),
+    "batches-600-700": (["batches", "600", "700"], None),
+    "singles-512": (["singles", "512"], None),
+    "tiny-queue": (["loop", "20000", "1000"], None),
+    "loop": (["loop", "100000", "1000"], None),
+    "rate": (["rate", "2000", "60"], None),
+}
+
+# gpuzones settings per scenario.
+LAYER_ENV = {
+    "singles-512": {"GPUZONES_POLL_MS": "200"},
+    "tiny-queue": {"GPUZONES_QUEUE_ITEMS": "1024", "GPUZONES_POLL_MS": "1000"},
+    "loop": {"GPUZONES_RAW_TICKS": "1"},
+}
+# What each load scenario must give: submit zones, command buffer zones
+# (and as many "work" labels), and whether zones may be dropped.
+LOAD = {
+    "batch-3000": (1, 3000, False),
+    "batches-600-700": (2, 1300, False),
+    "singles-512": (513, 513, False),
+    "tiny-queue": (20000, 20000, True),
+    "loop": (100000, 100000, False),
+    "rate": (120000, 120000, False),
 }
 
 # What the trace must show for each bad-names label: the text as a JSON
@@ -75,6 +100,7 @@ def run(args, tmp, tag, with_layer, prog_args, fault):
         env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
     trace = os.path.join(tmp, tag + ".json")
     env["GPUZONES_OUTPUT"] = trace
+    env.update(LAYER_ENV.get(args.scenario, {}))
     p = subprocess.run([os.path.abspath(args.program)] + prog_args, env=env, capture_output=True, text=True, errors="replace",
                        timeout=TIMEOUT_S, cwd=tmp)
     return p, trace
@@ -95,8 +121,15 @@ def main():
     ap.add_argument("--layer-dir", required=True)
     ap.add_argument("--fault-layer-dir", required=True)
     ap.add_argument("--scenario", choices=sorted(SCENARIOS), required=True)
+    ap.add_argument("--count", type=int,
+                    help="load scenarios: submits (loop) or seconds (rate) instead of the default")
     args = ap.parse_args()
     prog_args, fault = SCENARIOS[args.scenario]
+    if args.count and args.scenario in ("loop", "rate"):
+        prog_args = prog_args[:]
+        prog_args[2 if args.scenario == "rate" else 1] = str(args.count)
+        n = args.count * (2000 if args.scenario == "rate" else 1)
+        LOAD[args.scenario] = (n, n, False)
     failures = []
     with tempfile.TemporaryDirectory(prefix="gz-rel-") as tmp:
         base, _ = run(args, tmp, "base", False, prog_args, fault)
@@ -135,7 +168,47 @@ def results(stdout):
     return [int(m.group(2)) for m in re.finditer(r"^result (\d+) (-?\d+)$", stdout, re.M)]
 
 
+def check_load(scenario, p, trace, said):
+    """Every submit timed, exactly: zone counts by level, nothing dropped
+    (unless the scenario starves the event queue: then every loss counted
+    and said), and no zone made of a timestamp the GPU did not write."""
+    f = []
+    submits, cmdbufs, may_drop = LOAD[scenario]
+    made = re.search(r"^made (\d+) (\d+)$", p.stdout, re.M)
+    if not made or (int(made.group(1)), int(made.group(2))) != (submits, cmdbufs):
+        f.append("the program says it made %s, expected %d batches and %d command buffers"
+                 % (made.group(0) if made else "nothing", submits, cmdbufs))
+    tot = (trace.totals() or {}).get("args", {})
+    got = {lv: len(trace.gpu_zones(level=lv)) for lv in ("submit", "cmdbuf", "label")}
+    want = {"submit": submits, "cmdbuf": cmdbufs, "label": cmdbufs}
+    print("zones by level %s, totals %s" % (got, tot))
+    if may_drop:
+        if sum(want.values()) != tot.get("zones_produced"):
+            f.append("%s zones produced, the program made %d" % (tot.get("zones_produced"), sum(want.values())))
+        if tot.get("items_dropped") and "queue items were dropped" not in said:
+            f.append("items were dropped and no gpuzones line says so")
+    else:
+        if got != want:
+            f.append("zones by level %s, expected %s" % (got, want))
+        if tot.get("zones_dropped") or tot.get("items_dropped"):
+            f.append("zones were dropped: %s" % tot)
+    zero = [z for z in trace.gpu_zones() if z["_dur"] <= 0]
+    if zero:
+        f.append("%d zones of no duration, e.g. %s" % (len(zero), gztrace.describe(zero[0])))
+    raw = [z for z in trace.gpu_zones() if "gpu_ticks" in z.get("args", {})]
+    bad = [z for z in raw if not 0 < z["args"]["gpu_ticks"][0] <= z["args"]["gpu_ticks"][1]]
+    if bad:
+        f.append("%d zones with timestamps the GPU cannot have written, e.g. %s %s"
+                 % (len(bad), gztrace.describe(bad[0]), bad[0]["args"]["gpu_ticks"]))
+    if scenario == "loop" and len(raw) != len(trace.gpu_zones()):
+        f.append("GPUZONES_RAW_TICKS=1 and only %d of %d zones carry their ticks"
+                 % (len(raw), len(trace.gpu_zones())))
+    return f
+
+
 def check(scenario, p, base, trace, said, tmp):
+    if scenario in LOAD:
+        return check_load(scenario, p, trace, said)
     f = []
     got = labels(trace)
     if scenario in ("device-lost", "out-of-memory"):

@@ -14,13 +14,25 @@
  *   gz-test-rel free-pending N    N command buffers submitted, each freed as soon
  *                                 as its fence signals
  *   gz-test-rel bad-names         labels with quotes, control characters,
- *                                 invalid UTF-8 and a megabyte of text */
+ *                                 invalid UTF-8 and a megabyte of text
+ *
+ * Load on the layer's timestamp entries (each command buffer a small fill
+ * inside a label "work"; prints what it submitted, "made <batches>
+ * <command buffers>"):
+ *   gz-test-rel batches N [M]     one batch of N command buffers; waits; then
+ *                                 one batch of M (if given)
+ *   gz-test-rel singles N         N one-buffer submits without waiting, one
+ *                                 more, then vkQueueWaitIdle
+ *   gz-test-rel loop N K          N submits of one buffer, a fence every K
+ *   gz-test-rel rate HZ S         submits paced at HZ per second for S
+ *                                 seconds, a fence every 100 */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vkt.h"
@@ -245,6 +257,110 @@ static int mode_bad_names(void)
     return 0;
 }
 
+/* ---- load on the timestamp entries ------------------------------------- */
+
+/* n command buffers, each a small fill inside a label "work"; reusable. */
+static VkCommandBuffer *record_fills(struct vkt_device *d, VkCommandPool pool, uint32_t n)
+{
+    VkCommandBuffer *cbs = calloc(n, sizeof *cbs);
+    if (!cbs)
+        vkt_die("out of memory");
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = n};
+    VKT_CHECK(vkAllocateCommandBuffers(d->device, &ai, cbs));
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    VkDebugUtilsLabelEXT label = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT,
+                                  .pLabelName = "work"};
+    for (uint32_t i = 0; i < n; i++) {
+        VKT_CHECK(vkBeginCommandBuffer(cbs[i], &bi));
+        d->inst->cmd_begin_label(cbs[i], &label);
+        vkCmdFillBuffer(cbs[i], d->result.buffer, 0, 256, i);
+        d->inst->cmd_end_label(cbs[i]);
+        VKT_CHECK(vkEndCommandBuffer(cbs[i]));
+    }
+    return cbs;
+}
+
+static VkResult submit_n(struct vkt_device *d, const VkCommandBuffer *cbs, uint32_t n,
+                         VkFence fence)
+{
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .commandBufferCount = n,
+                       .pCommandBuffers = cbs};
+    return vkQueueSubmit(d->queue, 1, &si, fence);
+}
+
+static int mode_batches(int n, int m)
+{
+    struct app a;
+    app_open(&a, NULL);
+    struct vkt_device *d = a.dev;
+    uint32_t most = (uint32_t)(n > m ? n : m);
+    VkCommandBuffer *cbs = record_fills(d, d->pool, most);
+    VKT_CHECK(submit_n(d, cbs, (uint32_t)n, d->fence));
+    VKT_CHECK(vkWaitForFences(d->device, 1, &d->fence, VK_TRUE, UINT64_MAX));
+    VKT_CHECK(vkResetFences(d->device, 1, &d->fence));
+    if (m > 0) {
+        VKT_CHECK(submit_n(d, cbs, (uint32_t)m, d->fence));
+        VKT_CHECK(vkWaitForFences(d->device, 1, &d->fence, VK_TRUE, UINT64_MAX));
+    }
+    vkFreeCommandBuffers(d->device, d->pool, most, cbs);
+    free(cbs);
+    app_close(&a);
+    printf("made %d %d\n", m > 0 ? 2 : 1, n + (m > 0 ? m : 0));
+    return 0;
+}
+
+static int mode_singles(int n)
+{
+    struct app a;
+    app_open(&a, NULL);
+    struct vkt_device *d = a.dev;
+    VkCommandBuffer *cbs = record_fills(d, d->pool, 1);
+    for (int i = 0; i <= n; i++)
+        VKT_CHECK(submit_n(d, cbs, 1, VK_NULL_HANDLE));
+    VKT_CHECK(vkQueueWaitIdle(d->queue));
+    vkFreeCommandBuffers(d->device, d->pool, 1, cbs);
+    free(cbs);
+    app_close(&a);
+    printf("made %d %d\n", n + 1, n + 1);
+    return 0;
+}
+
+/* n submits of one buffer, a fence every k; hz > 0 paces them. */
+static int submit_loop(int n, int k, int hz)
+{
+    struct app a;
+    app_open(&a, NULL);
+    struct vkt_device *d = a.dev;
+    VkCommandBuffer *cbs = record_fills(d, d->pool, 1);
+    uint64_t start = vkt_now_ns();
+    for (int i = 1; i <= n; i++) {
+        bool fenced = i % k == 0 || i == n;
+        VKT_CHECK(submit_n(d, cbs, 1, fenced ? d->fence : VK_NULL_HANDLE));
+        if (fenced) {
+            VKT_CHECK(vkWaitForFences(d->device, 1, &d->fence, VK_TRUE, UINT64_MAX));
+            VKT_CHECK(vkResetFences(d->device, 1, &d->fence));
+        }
+        if (hz > 0) {
+            uint64_t due = start + (uint64_t)i * 1000000000ull / (uint64_t)hz;
+            uint64_t now = vkt_now_ns();
+            if (due > now) {
+                struct timespec ts = {(time_t)((due - now) / 1000000000ull),
+                                      (long)((due - now) % 1000000000ull)};
+                nanosleep(&ts, NULL);
+            }
+        }
+    }
+    vkFreeCommandBuffers(d->device, d->pool, 1, cbs);
+    free(cbs);
+    app_close(&a);
+    printf("made %d %d\n", n, n);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -265,7 +381,17 @@ int main(int argc, char **argv)
         return mode_bad_names();
     if (!strcmp(mode, "free-pending"))
         return mode_free_pending(n);
+    int m = argc > 3 ? atoi(argv[3]) : 0;
+    if (!strcmp(mode, "batches") && n > 0)
+        return mode_batches(n, m);
+    if (!strcmp(mode, "singles") && n > 0)
+        return mode_singles(n);
+    if (!strcmp(mode, "loop") && n > 0 && m > 0)
+        return submit_loop(n, m, 0);
+    if (!strcmp(mode, "rate") && n > 0 && m > 0)
+        return submit_loop(n * m, 100, n);
     fprintf(stderr, "usage: gz-test-rel submit-errors N | fork-noexec | fork-exec | "
-                    "exit-threads | free-pending N\n");
+                    "exit-threads | free-pending N | bad-names | batches N [M] | singles N | "
+                    "loop N K | rate HZ S\n");
     return 2;
 }

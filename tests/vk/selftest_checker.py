@@ -349,15 +349,18 @@ def mutations(truth):
         def overlap(ev):
             # A label that is nested in another one on its track (names may
             # repeat at the top level elsewhere, e.g. on another thread's
-            # command buffer), made to end 10 s later.
+            # command buffer), made to end 1 us after that parent: a partial
+            # overlap whatever the two durations.
             names = {l["name"] for l in truth["labels"] if l["parent"] >= 0}
             labels = [e for e in ev if level(e, "label")]
             # The parent must begin strictly before it: stretched, a label
             # that begins on its parent's tick would contain it instead.
-            child = next(e for e in labels if e["name"] in names and any(
-                p is not e and p["tid"] == e["tid"] and p["ts"] < e["ts"]
-                and p["ts"] + p["dur"] >= e["ts"] + e["dur"] for p in labels))
-            child["dur"] += 10_000_000
+            def parent_of(e):
+                return next((p for p in labels if p is not e and p["tid"] == e["tid"] and p["ts"] < e["ts"]
+                             and p["ts"] + p["dur"] >= e["ts"] + e["dur"]), None)
+            child = next(e for e in labels if e["name"] in names and parent_of(e) is not None)
+            parent = parent_of(child)
+            child["dur"] = parent["ts"] + parent["dur"] + 1000 - child["ts"]
         out.append(("a label partially overlapping its parent", overlap))
 
         def child_first(ev):
