@@ -108,6 +108,11 @@ struct gz_vk_recording {
     const void *pending_queue;
     uint64_t last_batch; /* the queue's batch number of the newest execution */
     struct gz_vk_entry *last_entry; /* and its entry */
+    /* The result entry that its batch writes last (NULL: none to look at):
+     * once written, that execution and every earlier one on its queue have
+     * run, and cannot overwrite anyone's values any more. */
+    const gz_vk_hostbuf *last_done_buf;
+    uint32_t last_done_entry;
     uint64_t next_serial, conflict_upto;
     uint32_t default_name; /* "cmdbuf: <first label>", interned at its end; 0: none */
 };

@@ -669,12 +669,15 @@ static bool take_label_entries(gz_vk_queue *q, gz_vk_record *r, gz_vk_entry *e, 
  * marked (under the device lock: one recording may be submitted on several
  * queues at once). */
 static void execution_start(gz_vk_queue *q, gz_vk_recording *rec, gz_vk_entry *e,
-                            uint64_t batch_seq)
+                            uint64_t batch_seq, const gz_vk_run *last_run)
 {
     gz_vk_device *dev = q->dev;
     pthread_mutex_lock(&dev->lock);
     e->serial = ++rec->next_serial;
-    if (rec->pending && rec->pending_queue != q) {
+    bool other_running = rec->pending && rec->pending_queue != q &&
+                         !(rec->last_done_buf &&
+                           gz_vk_hostbuf_ready(rec->last_done_buf, rec->last_done_entry, 1));
+    if (other_running) {
         /* Another queue's unread execution: the two may write the same
          * queries at the same time. Every execution so far loses its
          * values (some needlessly: this is rare, and never wrong). */
@@ -688,6 +691,9 @@ static void execution_start(gz_vk_queue *q, gz_vk_recording *rec, gz_vk_entry *e
     rec->pending_queue = q;
     rec->last_batch = batch_seq;
     rec->last_entry = e;
+    gz_vk_page *p = q->pages[last_run->page];
+    rec->last_done_buf = p->results.results ? &p->results : NULL;
+    rec->last_done_entry = last_run->first + last_run->count - 1u;
     pthread_mutex_unlock(&dev->lock);
 }
 
@@ -880,7 +886,7 @@ uint32_t gz_vk_submit_batch(gz_vk_submit *s, uint32_t batch, const VkCommandBuff
         gz_vk_recording_ref(x);
         e->rec = x;
         e->labels_timed = x->nvalues && take_label_entries(q, &rec, e, x->nvalues);
-        execution_start(q, x, e, batch_seq);
+        execution_start(q, x, e, batch_seq, &rec.runs[rec.nruns - 1]);
     }
     *r = rec;
     r->fence = s->fence;

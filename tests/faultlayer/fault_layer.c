@@ -67,6 +67,13 @@
  * GPU memory, out of our reach without running a shader): gpuzones does not
  * use it, so a test that does would see the real clock there.
  *
+ * Queue families and queues lavapipe does not have (fake_queues.c):
+ *
+ *   GZFAULT_FAMILIES=transfer,transfer-notime
+ *                                transfer-only families appended after the
+ *                                real ones (the second with no timestamps)
+ *   GZFAULT_EXTRA_QUEUES=N       the first family offers N more queues
+ *
  * Every other call passes straight through. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -80,6 +87,8 @@
 #include <time.h>
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
+
+#include "fake_queues.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -125,6 +134,15 @@ typedef struct device_data {
     PFN_vkQueueSubmit QueueSubmit;
     PFN_vkQueueSubmit2 QueueSubmit2;
     PFN_vkQueueSubmit2 QueueSubmit2KHR;
+    /* for fake queues */
+    PFN_vkGetDeviceQueue GetDeviceQueue;
+    PFN_vkGetDeviceQueue2 GetDeviceQueue2;
+    PFN_vkCreateCommandPool CreateCommandPool;
+    PFN_vkQueueWaitIdle QueueWaitIdle;
+    PFN_vkQueueBeginDebugUtilsLabelEXT QueueBeginDebugUtilsLabelEXT;
+    PFN_vkQueueEndDebugUtilsLabelEXT QueueEndDebugUtilsLabelEXT;
+    PFN_vkQueueInsertDebugUtilsLabelEXT QueueInsertDebugUtilsLabelEXT;
+    PFN_vkSetDebugUtilsObjectNameEXT SetDebugUtilsObjectNameEXT;
 } device_data;
 
 #define MAX_OBJECTS 64
@@ -178,6 +196,7 @@ __attribute__((constructor)) static void fake_init(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     fake.t0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    fq_init();
 
     const char *bits = getenv("GZFAULT_VALID_BITS");
     fake.set_bits = bits && *bits;
@@ -425,7 +444,12 @@ static void fake_valid_bits(uint32_t *bits)
 static VKAPI_ATTR void VKAPI_CALL GetPhysicalDeviceQueueFamilyProperties(
     VkPhysicalDevice phys, uint32_t *count, VkQueueFamilyProperties *props)
 {
-    find_instance(phys)->GetPhysicalDeviceQueueFamilyProperties(phys, count, props);
+    PFN_vkGetPhysicalDeviceQueueFamilyProperties next =
+        find_instance(phys)->GetPhysicalDeviceQueueFamilyProperties;
+    if (fq_active())
+        fq_families(next, phys, count, props);
+    else
+        next(phys, count, props);
     for (uint32_t i = 0; props && i < *count; i++)
         fake_valid_bits(&props[i].timestampValidBits);
 }
@@ -433,7 +457,12 @@ static VKAPI_ATTR void VKAPI_CALL GetPhysicalDeviceQueueFamilyProperties(
 static VKAPI_ATTR void VKAPI_CALL GetPhysicalDeviceQueueFamilyProperties2(
     VkPhysicalDevice phys, uint32_t *count, VkQueueFamilyProperties2 *props)
 {
-    find_instance(phys)->GetPhysicalDeviceQueueFamilyProperties2(phys, count, props);
+    PFN_vkGetPhysicalDeviceQueueFamilyProperties2 next =
+        find_instance(phys)->GetPhysicalDeviceQueueFamilyProperties2;
+    if (fq_active())
+        fq_families2(next, phys, count, props);
+    else
+        next(phys, count, props);
     for (uint32_t i = 0; props && i < *count; i++)
         fake_valid_bits(&props[i].queueFamilyProperties.timestampValidBits);
 }
@@ -528,9 +557,27 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice phys,
             if (!strcmp(info->ppEnabledExtensionNames[i], VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME))
                 return VK_ERROR_EXTENSION_NOT_PRESENT;
     }
-    VkResult r = create(phys, info, alloc, device);
+    VkDeviceCreateInfo faked;
+    VkDeviceQueueCreateInfo *queue_infos = NULL;
+    if (fq_active()) {
+        queue_infos = calloc(info->queueCreateInfoCount + 1, sizeof *queue_infos);
+        if (!queue_infos)
+            return VK_ERROR_OUT_OF_HOST_MEMORY;
+        fq_device_info(inst->GetPhysicalDeviceQueueFamilyProperties, phys, info, &faked,
+                       queue_infos);
+    }
+    VkResult r = create(phys, queue_infos ? &faked : info, alloc, device);
+    free(queue_infos);
     if (r != VK_SUCCESS)
         return r;
+    if (fq_active()) {
+        const VkLayerDeviceCreateInfo *data = (const VkLayerDeviceCreateInfo *)info->pNext;
+        while (data && !(data->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO &&
+                         data->function == VK_LOADER_DATA_CALLBACK))
+            data = (const VkLayerDeviceCreateInfo *)data->pNext;
+        fq_device_created(*device, phys, info, inst->GetPhysicalDeviceQueueFamilyProperties,
+                          data ? data->u.pfnSetDeviceLoaderData : NULL);
+    }
     pthread_mutex_lock(&lock);
     for (int i = 0; i < MAX_OBJECTS; i++) {
         if (!devices[i].key) {
@@ -562,6 +609,14 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice phys,
                 NEXT(QueueSubmit),
                 NEXT(QueueSubmit2),
                 .QueueSubmit2KHR = (PFN_vkQueueSubmit2)next_gdpa(*device, "vkQueueSubmit2KHR"),
+                NEXT(GetDeviceQueue),
+                NEXT(GetDeviceQueue2),
+                NEXT(CreateCommandPool),
+                NEXT(QueueWaitIdle),
+                NEXT(QueueBeginDebugUtilsLabelEXT),
+                NEXT(QueueEndDebugUtilsLabelEXT),
+                NEXT(QueueInsertDebugUtilsLabelEXT),
+                NEXT(SetDebugUtilsObjectNameEXT),
 #undef NEXT
             };
             break;
@@ -581,6 +636,8 @@ static VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocat
     d->key = NULL;
     pthread_mutex_unlock(&lock);
     destroy(device, alloc);
+    if (fq_active())
+        fq_device_destroyed(device);
 }
 
 /* ---- timestamp values handed up ---------------------------------------- */
@@ -1052,18 +1109,115 @@ static VkResult submit_fault(void)
     return !strcmp(kind, "oom") ? VK_ERROR_OUT_OF_DEVICE_MEMORY : VK_ERROR_DEVICE_LOST;
 }
 
+/* A queue call on the driver's queue behind queue, one at a time when fake
+ * queues share it. */
+#define ON_REAL_QUEUE(d, queue, call)                                                             \
+    do {                                                                                           \
+        if (fq_active()) {                                                                         \
+            fq_lock();                                                                             \
+            queue = fq_real(queue);                                                                \
+        }                                                                                          \
+        call;                                                                                      \
+        if (fq_active())                                                                           \
+            fq_unlock();                                                                           \
+    } while (0)
+
 static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit(VkQueue queue, uint32_t count,
                                                   const VkSubmitInfo *submits, VkFence fence)
 {
     VkResult r = submit_fault();
-    return r != VK_SUCCESS ? r : find_device(queue)->QueueSubmit(queue, count, submits, fence);
+    device_data *d = find_device(queue);
+    if (r == VK_SUCCESS)
+        ON_REAL_QUEUE(d, queue, r = d->QueueSubmit(queue, count, submits, fence));
+    return r;
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2(VkQueue queue, uint32_t count,
                                                    const VkSubmitInfo2 *submits, VkFence fence)
 {
     VkResult r = submit_fault();
-    return r != VK_SUCCESS ? r : find_device(queue)->QueueSubmit2(queue, count, submits, fence);
+    device_data *d = find_device(queue);
+    if (r == VK_SUCCESS)
+        ON_REAL_QUEUE(d, queue, r = d->QueueSubmit2(queue, count, submits, fence));
+    return r;
+}
+
+/* ---- fake queues ------------------------------------------------------- */
+
+static VkQueue fake_or_real(device_data *d, VkDevice device, uint32_t family, uint32_t index)
+{
+    VkQueue first = VK_NULL_HANDLE;
+    d->GetDeviceQueue(device, 0, 0, &first);
+    return fq_get_queue(device, family, index, first);
+}
+
+static VKAPI_ATTR void VKAPI_CALL GetDeviceQueue(VkDevice device, uint32_t family, uint32_t index,
+                                                 VkQueue *queue)
+{
+    device_data *d = find_device(device);
+    VkQueue played = fake_or_real(d, device, family, index);
+    if (played)
+        *queue = played;
+    else
+        d->GetDeviceQueue(device, family, index, queue);
+}
+
+static VKAPI_ATTR void VKAPI_CALL GetDeviceQueue2(VkDevice device, const VkDeviceQueueInfo2 *info,
+                                                  VkQueue *queue)
+{
+    device_data *d = find_device(device);
+    VkQueue played = fake_or_real(d, device, info->queueFamilyIndex, info->queueIndex);
+    if (played)
+        *queue = played;
+    else
+        d->GetDeviceQueue2(device, info, queue);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL CreateCommandPool(VkDevice device,
+                                                       const VkCommandPoolCreateInfo *info,
+                                                       const VkAllocationCallbacks *alloc,
+                                                       VkCommandPool *pool)
+{
+    VkCommandPoolCreateInfo real = *info;
+    real.queueFamilyIndex = fq_real_family(device, info->queueFamilyIndex);
+    return find_device(device)->CreateCommandPool(device, &real, alloc, pool);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL QueueWaitIdle(VkQueue queue)
+{
+    device_data *d = find_device(queue);
+    VkResult r;
+    ON_REAL_QUEUE(d, queue, r = d->QueueWaitIdle(queue));
+    return r;
+}
+
+static VKAPI_ATTR void VKAPI_CALL QueueBeginDebugUtilsLabelEXT(VkQueue queue,
+                                                              const VkDebugUtilsLabelEXT *label)
+{
+    device_data *d = find_device(queue);
+    ON_REAL_QUEUE(d, queue, d->QueueBeginDebugUtilsLabelEXT(queue, label));
+}
+
+static VKAPI_ATTR void VKAPI_CALL QueueEndDebugUtilsLabelEXT(VkQueue queue)
+{
+    device_data *d = find_device(queue);
+    ON_REAL_QUEUE(d, queue, d->QueueEndDebugUtilsLabelEXT(queue));
+}
+
+static VKAPI_ATTR void VKAPI_CALL QueueInsertDebugUtilsLabelEXT(VkQueue queue,
+                                                               const VkDebugUtilsLabelEXT *label)
+{
+    device_data *d = find_device(queue);
+    ON_REAL_QUEUE(d, queue, d->QueueInsertDebugUtilsLabelEXT(queue, label));
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+SetDebugUtilsObjectNameEXT(VkDevice device, const VkDebugUtilsObjectNameInfoEXT *info)
+{
+    VkDebugUtilsObjectNameInfoEXT real = *info;
+    if (info->objectType == VK_OBJECT_TYPE_QUEUE)
+        real.objectHandle = (uint64_t)(uintptr_t)fq_real((VkQueue)(uintptr_t)info->objectHandle);
+    return find_device(device)->SetDebugUtilsObjectNameEXT(device, &real);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2KHR(VkQueue queue, uint32_t count,
@@ -1152,6 +1306,21 @@ static PFN_vkVoidFunction own_device(const char *name)
         return (PFN_vkVoidFunction)MapMemory;
     if (!strcmp(name, "vkUnmapMemory"))
         return (PFN_vkVoidFunction)UnmapMemory;
+    if (!fq_active())
+        return NULL;
+    static const struct {
+        const char *name;
+        PFN_vkVoidFunction fn;
+    } queue_fns[] = {
+#define F(n) {"vk" #n, (PFN_vkVoidFunction)n}
+        F(GetDeviceQueue), F(GetDeviceQueue2), F(CreateCommandPool), F(QueueWaitIdle),
+        F(QueueBeginDebugUtilsLabelEXT), F(QueueEndDebugUtilsLabelEXT),
+        F(QueueInsertDebugUtilsLabelEXT), F(SetDebugUtilsObjectNameEXT),
+#undef F
+    };
+    for (size_t i = 0; i < sizeof queue_fns / sizeof queue_fns[0]; i++)
+        if (!strcmp(name, queue_fns[i].name))
+            return queue_fns[i].fn;
     return NULL;
 }
 

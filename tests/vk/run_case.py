@@ -129,9 +129,13 @@ def layer_env(args, tmp, trace, enable_layer=True):
     if args.validation:
         # "above": validation between the app and our layer (it checks the
         # app's calls as the app made them); "below": between our layer and
-        # the driver (it also checks the layer's own commands).
+        # the driver (it also checks the layer's own commands); "between":
+        # below ours and above the fault layer (it sees the device the fault
+        # layer plays, e.g. its queue families).
         if args.validation == "above":
             layers.insert(0, VALIDATION)
+        elif args.validation == "between":
+            layers.insert(layers.index(LAYER) + 1 if LAYER in layers else 0, VALIDATION)
         else:
             layers.append(VALIDATION)
         env["GZ_TEST_APP_LAYERS"] = ":".join(layers)
@@ -330,6 +334,8 @@ def map_queues(ck, t, truth, slack):
     out = {}
     unnamed = []
     for q in truth["queues"]:
+        if not q.get("timed", True):
+            continue
         if q["name"]:
             tids = [x for x in by_name.get(q["name"], []) if x in gpu]
             if ck.expect(len(tids) == 1, "queue %d: %d tracks named %r" % (q["key"], len(tids), q["name"])):
@@ -585,6 +591,13 @@ def check_program_notes(ck, truth):
 def check_fault_expectation(ck, t, truth, err, expect):
     """What a fault must take away, and only that."""
     said = [l for l in err.splitlines() if l.startswith("gpuzones:")]
+    untimed = [q for q in truth["queues"] if not q.get("timed", True)]
+    if untimed and expect != "no-zones":
+        # one message per device and family without timestamps
+        families = {(q["instance"], q["family"]) for q in untimed}
+        warned = [l for l in said if "has no timestamps" in l]
+        ck.expect(len(warned) == len(families),
+                  "want one 'no timestamps' message per device and family, got %s" % warned)
     if expect == "no-zones":
         ck.expect(not t.gpu_zones(), "GPU zones on a queue family without timestamps")
         # lavapipe has one queue per device: one message per device and family
@@ -599,6 +612,12 @@ def check_against_truth(ck, t, truth, slack, expect="all", validation=None):
     if expect == "no-zones":
         return
     queues = map_queues(ck, t, truth, slack)
+    for q in truth["queues"]:
+        if not q.get("timed", True):
+            prefix = "VkQueue %d.%d " % (q["family"], q["index"])
+            named = [n for n in t.thread_names().values() if isinstance(n, str)
+                     and (n.startswith(prefix) or (q["name"] and n.startswith(q["name"])))]
+            ck.expect(not named, "queue %d has no timestamps, yet tracks %s" % (q["key"], named))
     flows = t.flows()
     labels_by_id = {}
     used_tracks = set()
@@ -887,7 +906,7 @@ def main():
     ap.add_argument("--sample-test", choices=("not-enabled", "enabled", "kill", "implicit"))
     ap.add_argument("--implicit-manifest", help="the implicit manifest file (--sample-test implicit)")
     ap.add_argument("--layer-dir", help="directory of the explicit manifest VkLayer_gpuzones_timing.json")
-    ap.add_argument("--validation", choices=("above", "below"),
+    ap.add_argument("--validation", choices=("above", "below", "between"),
                     help="also load VK_LAYER_KHRONOS_validation, above (app side of) or below our layer")
     ap.add_argument("--no-layer", action="store_true", help="run without our layer (checks the program itself)")
     ap.add_argument("--slack-us", type=float, default=DEFAULT_GPU_SLACK_NS / 1000.0,

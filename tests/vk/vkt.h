@@ -52,6 +52,8 @@ enum vkt_features {
     VKT_FEAT_V12_V13,        /* Vulkan12Features -> Vulkan13Features, sync2 ext */
     VKT_FEAT_HQR_STRUCT,     /* VkPhysicalDeviceHostQueryResetFeatures (false) */
     VKT_FEAT_DEBUG_MARKER,   /* VK_EXT_debug_marker (lavapipe: only from validation) */
+    VKT_FEAT_FAMILIES,       /* FEATURES2_V12, every queue of the first family, and one
+                                queue of each other family (vkt_device_view) */
 };
 
 struct vkt_buffer {
@@ -91,6 +93,7 @@ struct vkt_device {
     VkSemaphore timeline_sem; /* VK_NULL_HANDLE unless timeline */
     uint64_t timeline_value;
     VkSemaphore chain_sem[VKT_MAX_BATCHES]; /* binary semaphores between batches */
+    bool view; /* another queue of a device (vkt_device_view) */
 };
 
 struct vkt_instance *vkt_instance_create(void);
@@ -100,6 +103,12 @@ void vkt_instance_destroy(struct vkt_instance *inst);
 struct vkt_device *vkt_device_create(struct vkt_instance *inst, enum vkt_features feat,
                                      const char *queue_name);
 void vkt_device_destroy(struct vkt_device *d);
+/* Another queue of base's device (created with VKT_FEAT_FAMILIES): its own
+ * pool, fence and semaphores, a truth queue of its own; timed: whether the
+ * layer can time it (its family has timestamps). */
+struct vkt_device *vkt_device_view(struct vkt_device *base, uint32_t family, uint32_t index,
+                                   const char *queue_name, bool timed);
+void vkt_device_view_destroy(struct vkt_device *v);
 void vkt_set_name(struct vkt_device *d, VkObjectType type, uint64_t handle, const char *name);
 void vkt_buffer_create(struct vkt_device *d, VkDeviceSize size, VkBufferUsageFlags usage,
                        bool host_visible, struct vkt_buffer *b);
@@ -123,6 +132,7 @@ struct vkt_cmd {
     bool secondary;          /* VK_COMMAND_BUFFER_LEVEL_SECONDARY */
     bool simultaneous;       /* recorded with SIMULTANEOUS_USE */
     char name[VKT_NAME_MAX]; /* its debug name ("" = none) */
+    int lose_next;           /* its next executions' labels cannot be timed (cross-queue) */
     int nops;
     struct vkt_label_op ops[VKT_MAX_OPS];
 };
@@ -185,6 +195,8 @@ int truth_call_begin(int queue, const char *api, const char *wait, int nbatches,
                      const struct vkt_batch *b, uint64_t submit_ns, uint64_t return_ns);
 void truth_call_done(int call, uint64_t done_ns);
 void truth_queue_done(int queue, uint64_t done_ns);
+/* The queue's family has no timestamps: no track, one warning. */
+void truth_queue_untimed(int queue);
 void truth_queue_label(int queue, bool begin, const char *name);
 void truth_workload(int call, const char *label, uint64_t iterations);
 void truth_note(const char *key, long long value);
@@ -210,5 +222,6 @@ int case_instances(const struct vkt_args *a);
 int case_workload(const struct vkt_args *a);
 int case_simultaneous(const struct vkt_args *a);
 int case_secondary(const struct vkt_args *a);
+int case_families(const struct vkt_args *a);
 
 #endif

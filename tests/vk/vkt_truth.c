@@ -27,6 +27,7 @@ struct t_queue {
     uint32_t family, index;
     char device_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
     char name[VKT_NAME_MAX]; /* debug-utils name of the queue, "" if none */
+    bool untimed; /* its family has no timestamps */
     int last_call;
     int depth;
     int stack[MAX_DEPTH]; /* indices into labels */
@@ -139,6 +140,13 @@ int truth_add_queue(int instance, struct vkt_device *d, uint32_t index, const ch
     tq->last_call = -1;
     pthread_mutex_unlock(&T.lock);
     return q;
+}
+
+void truth_queue_untimed(int queue)
+{
+    pthread_mutex_lock(&T.lock);
+    T.queues[queue].untimed = true;
+    pthread_mutex_unlock(&T.lock);
 }
 
 static void copy_text(char **dst, const char *src)
@@ -255,7 +263,10 @@ int truth_call_begin(int queue, const char *api, const char *wait, int nbatches,
         tc->batches[i].ncmds = b[i].ncmds;
         for (int j = 0; j < b[i].ncmds; j++) {
             vkt_cmd_zone_name(b[i].cmds[j], j, tc->batches[i].names[j]);
-            replay_cmd_ops(queue, call, i, j, b[i].cmds[j], again_later_in_batch(&b[i], j));
+            bool lost = again_later_in_batch(&b[i], j) || b[i].cmds[j]->lose_next > 0;
+            if (b[i].cmds[j]->lose_next > 0)
+                b[i].cmds[j]->lose_next--;
+            replay_cmd_ops(queue, call, i, j, b[i].cmds[j], lost);
         }
     }
     T.queues[queue].last_call = call;
@@ -348,7 +359,8 @@ static void write_queues(FILE *f)
             put_string(f, tq->name);
         else
             fprintf(f, "null");
-        fprintf(f, "}%s\n", q + 1 < T.nqueues ? "," : "");
+        fprintf(f, ", \"timed\": %s}%s\n", tq->untimed ? "false" : "true",
+                q + 1 < T.nqueues ? "," : "");
     }
     fprintf(f, " ],\n");
 }

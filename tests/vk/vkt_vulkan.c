@@ -253,10 +253,12 @@ static void create_logical_device(struct vkt_device *d, enum vkt_features feat)
         .hostQueryReset = VK_FALSE, /* present but off: the layer must turn it on */
     };
     const char *exts[1];
+    VkDeviceQueueCreateInfo queues[8] = {qci};
+    float prios[8] = {1, 1, 1, 1, 1, 1, 1, 1};
     VkDeviceCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .queueCreateInfoCount = 1,
-        .pQueueCreateInfos = &qci,
+        .pQueueCreateInfos = queues,
         .ppEnabledExtensionNames = exts,
     };
     switch (feat) {
@@ -278,6 +280,27 @@ static void create_logical_device(struct vkt_device *d, enum vkt_features feat)
     case VKT_FEAT_HQR_STRUCT:
         ci.pNext = &hqr;
         break;
+    case VKT_FEAT_FAMILIES: {
+        f2.pNext = &f12;
+        ci.pNext = &f2;
+        d->timeline = true;
+        uint32_t n = 0;
+        vkGetPhysicalDeviceQueueFamilyProperties(d->phys, &n, NULL);
+        VkQueueFamilyProperties fams[8];
+        n = n < 8 ? n : 8;
+        vkGetPhysicalDeviceQueueFamilyProperties(d->phys, &n, fams);
+        queues[0].queueCount = fams[d->family].queueCount < 8 ? fams[d->family].queueCount : 8;
+        queues[0].pQueuePriorities = prios;
+        for (uint32_t i = 0; i < n; i++)
+            if (i != d->family)
+                queues[ci.queueCreateInfoCount++] = (VkDeviceQueueCreateInfo){
+                    .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                    .queueFamilyIndex = i,
+                    .queueCount = 1,
+                    .pQueuePriorities = prios,
+                };
+        break;
+    }
     case VKT_FEAT_DEBUG_MARKER:
         /* A device extension of VK_LAYER_KHRONOS_validation on lavapipe: the
          * loader accepts it when that layer is enabled, though
@@ -435,6 +458,39 @@ struct vkt_device *vkt_device_create(struct vkt_instance *inst, enum vkt_feature
     d->pool = vkt_pool_create(d, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT);
     create_sync(d);
     return d;
+}
+
+struct vkt_device *vkt_device_view(struct vkt_device *base, uint32_t family, uint32_t index,
+                                   const char *queue_name, bool timed)
+{
+    struct vkt_device *v = malloc(sizeof *v);
+    if (!v)
+        vkt_die("out of memory");
+    *v = *base;
+    v->view = true;
+    v->family = family;
+    vkGetDeviceQueue(v->device, family, index, &v->queue);
+    if (queue_name)
+        vkt_set_name(v, VK_OBJECT_TYPE_QUEUE, (uint64_t)(uintptr_t)v->queue, queue_name);
+    v->queue_key = truth_add_queue(base->inst->index, v, index, queue_name);
+    if (!timed)
+        truth_queue_untimed(v->queue_key);
+    v->pool = vkt_pool_create(v, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT);
+    v->timeline_value = 0;
+    create_sync(v);
+    return v;
+}
+
+void vkt_device_view_destroy(struct vkt_device *v)
+{
+    VkDevice dev = v->device;
+    vkDestroyFence(dev, v->fence, NULL);
+    for (int i = 0; i < VKT_MAX_BATCHES; i++)
+        vkDestroySemaphore(dev, v->chain_sem[i], NULL);
+    if (v->timeline_sem)
+        vkDestroySemaphore(dev, v->timeline_sem, NULL);
+    vkDestroyCommandPool(dev, v->pool, NULL);
+    free(v);
 }
 
 void vkt_device_destroy(struct vkt_device *d)
