@@ -75,6 +75,8 @@ static row *find_row(gz_summary *s, uint32_t name, unsigned kind)
 
 void gz_summary_add(gz_summary *s, uint32_t name, unsigned kind, uint64_t dur_ns)
 {
+    if (!s)
+        return; /* no memory for the summary: the trace still gets the zone */
     row *r = find_row(s, name, kind);
     if (r)
         gz_stats_add(&r->stats, dur_ns);
@@ -101,6 +103,10 @@ static void print_ms(FILE *f, uint64_t ns)
 
 void gz_summary_print_zones(gz_summary *s, FILE *f)
 {
+    if (!s) {
+        fprintf(f, "gpuzones: no summary of zones (out of memory for it)\n");
+        return;
+    }
     if (!s->nrows) {
         fprintf(f, "gpuzones: no GPU zones were recorded\n");
         return;

@@ -35,6 +35,22 @@ static void cmdbuf_free(layer_cmdbuf *cb)
     free(cb);
 }
 
+void gz_layer_pool_free(layer_pool *p)
+{
+    /* Destroying a pool frees its command buffers. */
+    for (uint32_t i = 0; i < p->count; i++) {
+        gz_handle_map_remove_node(&gz_layer_cmdbufs, &p->cbs[i]->node);
+        cmdbuf_free(p->cbs[i]);
+    }
+    free(p->cbs);
+    free(p);
+}
+
+static layer_pool *pool_of(VkCommandPool pool)
+{
+    return GZ_LAYER_FIND(&gz_layer_pools, GZ_HANDLE_KEY(pool), layer_pool);
+}
+
 static VKAPI_ATTR VkResult VKAPI_CALL CreateCommandPool(VkDevice device,
                                                        const VkCommandPoolCreateInfo *info,
                                                        const VkAllocationCallbacks *alloc,
@@ -42,14 +58,20 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateCommandPool(VkDevice device,
 {
     layer_device *dev = gz_layer_device(device);
     VkResult r = dev->CreateCommandPool(device, info, alloc, pool);
-    if (r == VK_SUCCESS && dev->ctx) {
-        layer_pool *p = calloc(1, sizeof *p);
-        if (p) {
-            p->family = info->queueFamilyIndex;
-            if (!gz_objmap_put(&gz_layer_pools, GZ_HANDLE_KEY(*pool), p))
-                free(p);
-        }
-    }
+    if (r != VK_SUCCESS || !dev->ctx)
+        return r;
+    layer_pool *p = calloc(1, sizeof *p);
+    if (!p)
+        return r; /* its command buffers go untracked: timed, without names or labels */
+    p->dev = dev;
+    p->family = info->queueFamilyIndex;
+    pthread_mutex_lock(&dev->lock);
+    p->next = dev->pools;
+    if (dev->pools)
+        dev->pools->prev = p;
+    dev->pools = p;
+    pthread_mutex_unlock(&dev->lock);
+    gz_handle_map_put(&gz_layer_pools, GZ_HANDLE_KEY(*pool), &p->node);
     return r;
 }
 
@@ -57,15 +79,18 @@ static VKAPI_ATTR void VKAPI_CALL DestroyCommandPool(VkDevice device, VkCommandP
                                                     const VkAllocationCallbacks *alloc)
 {
     layer_device *dev = gz_layer_device(device);
-    layer_pool *p = pool ? gz_objmap_remove(&gz_layer_pools, GZ_HANDLE_KEY(pool)) : NULL;
-    if (p) {
-        /* Destroying a pool frees its command buffers. */
-        for (uint32_t i = 0; i < p->count; i++) {
-            gz_objmap_remove(&gz_layer_cmdbufs, GZ_HANDLE_KEY(p->cbs[i]->handle));
-            cmdbuf_free(p->cbs[i]);
-        }
-        free(p->cbs);
-        free(p);
+    gz_handle_node *n = pool ? gz_handle_map_remove(&gz_layer_pools, GZ_HANDLE_KEY(pool)) : NULL;
+    if (n) {
+        layer_pool *p = gz_container_of(n, layer_pool, node);
+        pthread_mutex_lock(&dev->lock);
+        if (p->prev)
+            p->prev->next = p->next;
+        else
+            dev->pools = p->next;
+        if (p->next)
+            p->next->prev = p->prev;
+        pthread_mutex_unlock(&dev->lock);
+        gz_layer_pool_free(p);
     }
     dev->DestroyCommandPool(device, pool, alloc);
 }
@@ -74,7 +99,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL ResetCommandPool(VkDevice device, VkComman
                                                       VkCommandPoolResetFlags flags)
 {
     layer_device *dev = gz_layer_device(device);
-    layer_pool *p = gz_objmap_get(&gz_layer_pools, GZ_HANDLE_KEY(pool));
+    layer_pool *p = pool_of(pool);
     for (uint32_t i = 0; p && i < p->count; i++)
         gz_vk_cmdbuf_reset(p->cbs[i]->ctx);
     return dev->ResetCommandPool(device, pool, flags);
@@ -85,9 +110,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL AllocateCommandBuffers(
 {
     layer_device *dev = gz_layer_device(device);
     VkResult r = dev->AllocateCommandBuffers(device, info, cbs);
-    layer_pool *p = r == VK_SUCCESS && dev->ctx
-                        ? gz_objmap_get(&gz_layer_pools, GZ_HANDLE_KEY(info->commandPool))
-                        : NULL;
+    layer_pool *p = r == VK_SUCCESS && dev->ctx ? pool_of(info->commandPool) : NULL;
     for (uint32_t i = 0; p && i < info->commandBufferCount; i++) {
         layer_cmdbuf *cb = calloc(1, sizeof *cb);
         if (cb)
@@ -103,9 +126,14 @@ static VKAPI_ATTR VkResult VKAPI_CALL AllocateCommandBuffers(
             free(cb);
             continue;
         }
-        if (!gz_objmap_put(&gz_layer_cmdbufs, GZ_HANDLE_KEY(cbs[i]), cb)) {
-            pool_remove(cb);
-            cmdbuf_free(cb);
+        gz_handle_node *old = gz_handle_map_put(&gz_layer_cmdbufs, GZ_HANDLE_KEY(cbs[i]), &cb->node);
+        if (old) {
+            /* A handle the app freed without telling us (its pool reset by
+             * the driver's rules, or an untracked free): the stale record
+             * goes. */
+            layer_cmdbuf *stale = gz_container_of(old, layer_cmdbuf, node);
+            pool_remove(stale);
+            cmdbuf_free(stale);
         }
     }
     return r;
@@ -116,9 +144,10 @@ static VKAPI_ATTR void VKAPI_CALL FreeCommandBuffers(VkDevice device, VkCommandP
 {
     layer_device *dev = gz_layer_device(device);
     for (uint32_t i = 0; i < count; i++) {
-        layer_cmdbuf *cb = cbs[i] ? gz_objmap_remove(&gz_layer_cmdbufs, GZ_HANDLE_KEY(cbs[i]))
-                                  : NULL;
-        if (cb) {
+        gz_handle_node *n = cbs[i] ? gz_handle_map_remove(&gz_layer_cmdbufs, GZ_HANDLE_KEY(cbs[i]))
+                                   : NULL;
+        if (n) {
+            layer_cmdbuf *cb = gz_container_of(n, layer_cmdbuf, node);
             pool_remove(cb);
             cmdbuf_free(cb);
         }
@@ -214,7 +243,7 @@ static VKAPI_ATTR void VKAPI_CALL CmdDebugMarkerEndEXT(VkCommandBuffer cb)
 
 static gz_vk_queue *queue_of(VkQueue queue)
 {
-    return gz_objmap_get(&gz_layer_queues, GZ_HANDLE_KEY(queue));
+    return gz_layer_queue(queue);
 }
 
 static VKAPI_ATTR void VKAPI_CALL QueueBeginDebugUtilsLabelEXT(VkQueue queue,

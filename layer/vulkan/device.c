@@ -5,7 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gz_chain_sizes.h"
 #include "gz_layer.h"
+
+#ifndef GZ_CHAIN_SIZES
+#define GZ_CHAIN_SIZES(X) /* no registry at build time: chains are never copied */
+#endif
 
 static uint32_t device_serial;
 
@@ -63,18 +68,77 @@ static bool app_enabled(const VkDeviceCreateInfo *info, const char *name)
     return false;
 }
 
-/* What the layer changes in the app's VkDeviceCreateInfo, and how to undo
- * it. Feature flags are set in place in the app's own structures (the only
- * way to keep a chain we cannot copy whole) and restored after the call. */
+/* What the layer asks of the device on top of the app's VkDeviceCreateInfo.
+ * The app's structures are never written to (they may be const, in
+ * read-only memory, or shared by threads): a structure that must change is
+ * copied, with every structure before it in the chain. */
+#define MAX_COPIES 64
 typedef struct device_plan {
     VkDeviceCreateInfo info;
     const char *exts[256];
-    VkPhysicalDeviceHostQueryResetFeatures hqr; /* appended when the app has none */
-    VkBool32 *patched;                          /* app field set to VK_TRUE, to restore */
+    VkPhysicalDeviceHostQueryResetFeatures hqr; /* put first when the app has none */
+    void *copies[MAX_COPIES];                   /* our copies of the app's structures */
+    uint32_t ncopies;
     bool host_query_reset;
     bool use_ext_reset; /* vkResetQueryPoolEXT rather than the 1.2 core name */
     const char *calibrated; /* extension enabled for calibration, or NULL */
 } device_plan;
+
+static void plan_free(device_plan *p)
+{
+    for (uint32_t i = 0; i < p->ncopies; i++)
+        free(p->copies[i]);
+    p->ncopies = 0;
+}
+
+/* The size of a structure that may be in a VkDeviceCreateInfo chain; 0 for
+ * one unknown to the headers we were built with. */
+static size_t struct_size(VkStructureType type)
+{
+    switch ((int)type) {
+#define SIZE(stype, name)                                                                          \
+    case stype:                                                                                    \
+        return sizeof(name);
+        GZ_CHAIN_SIZES(SIZE)
+#undef SIZE
+    case VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO:
+        return sizeof(VkLayerDeviceCreateInfo);
+    default:
+        return 0;
+    }
+}
+
+/* Copies p->info's chain from its head up to target (one of its
+ * structures), so that the copy of target may be changed; the rest of the
+ * chain stays the app's. Returns the copy of target, or NULL when a
+ * structure before it cannot be copied (unknown size, no memory). */
+static void *copy_chain_to(device_plan *p, const void *target)
+{
+    const VkBaseInStructure *src = p->info.pNext;
+    VkBaseOutStructure *prev = NULL, *head = NULL;
+    uint32_t first = p->ncopies;
+    for (; src; src = src->pNext) {
+        size_t size = struct_size(src->sType);
+        VkBaseOutStructure *c = size && p->ncopies < MAX_COPIES ? malloc(size) : NULL;
+        if (!c) {
+            while (p->ncopies > first)
+                free(p->copies[--p->ncopies]);
+            return NULL;
+        }
+        memcpy(c, src, size);
+        p->copies[p->ncopies++] = c;
+        if (prev)
+            prev->pNext = c;
+        else
+            head = c;
+        prev = c;
+        if (src == target) {
+            p->info.pNext = head;
+            return c;
+        }
+    }
+    return NULL; /* not in the chain: cannot happen */
+}
 
 static bool add_extension(device_plan *p, const char *name)
 {
@@ -99,6 +163,38 @@ static bool device_supports_hqr(layer_instance *inst, VkPhysicalDevice phys)
     return hqr.hostQueryReset;
 }
 
+/* Turns host query reset on: in the app's own structure where it has one
+ * (copied), else in one of ours put first. Returns whether it is on. */
+static bool enable_hqr(device_plan *p, const VkDeviceCreateInfo *app, bool core_hqr)
+{
+    const VkPhysicalDeviceVulkan12Features *v12 =
+        find_struct(app->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
+    const VkPhysicalDeviceHostQueryResetFeatures *hqr =
+        find_struct(app->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES);
+    if (v12 && core_hqr) {
+        if (v12->hostQueryReset)
+            return true;
+        VkPhysicalDeviceVulkan12Features *c = copy_chain_to(p, v12);
+        if (c)
+            c->hostQueryReset = VK_TRUE;
+        return c != NULL;
+    }
+    if (hqr) {
+        if (hqr->hostQueryReset)
+            return true;
+        VkPhysicalDeviceHostQueryResetFeatures *c = copy_chain_to(p, hqr);
+        if (c)
+            c->hostQueryReset = VK_TRUE;
+        return c != NULL;
+    }
+    p->hqr = (VkPhysicalDeviceHostQueryResetFeatures){
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES,
+        .pNext = (void *)p->info.pNext,
+        .hostQueryReset = VK_TRUE};
+    p->info.pNext = &p->hqr;
+    return true;
+}
+
 static void plan_device(device_plan *p, layer_instance *inst, VkPhysicalDevice phys,
                         const VkDeviceCreateInfo *app, uint32_t device_api)
 {
@@ -114,27 +210,16 @@ static void plan_device(device_plan *p, layer_instance *inst, VkPhysicalDevice p
 
     bool core_hqr = api >= VK_API_VERSION_1_2;
     if ((core_hqr || e.host_query_reset) && device_supports_hqr(inst, phys)) {
-        VkPhysicalDeviceVulkan12Features *v12 =
-            (void *)find_struct(app->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
-        VkPhysicalDeviceHostQueryResetFeatures *hqr = (void *)find_struct(
-            app->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES);
         p->use_ext_reset = !core_hqr;
-        if (!core_hqr)
+        p->host_query_reset = enable_hqr(p, app, core_hqr);
+        if (p->host_query_reset && !core_hqr)
             add_extension(p, VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
-        if (v12 && core_hqr) {
-            if (!v12->hostQueryReset)
-                p->patched = &v12->hostQueryReset;
-        } else if (hqr) {
-            if (!hqr->hostQueryReset)
-                p->patched = &hqr->hostQueryReset;
-        } else {
-            p->hqr = (VkPhysicalDeviceHostQueryResetFeatures){
-                .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES,
-                .pNext = (void *)app->pNext,
-                .hostQueryReset = VK_TRUE};
-            p->info.pNext = &p->hqr;
+        if (!p->host_query_reset) {
+            static int once;
+            gz_log_once(&once, "the app's VkDeviceCreateInfo chain holds a structure gpuzones "
+                               "does not know before its host query reset feature: left as it "
+                               "is, so transfer-only queues are not timed");
         }
-        p->host_query_reset = true;
     }
     /* The application's own choice first; else the EXT name where the
      * device offers it: the same functions, and layers that predate the
@@ -281,15 +366,17 @@ VkResult gz_layer_CreateDevice(VkPhysicalDevice phys, const VkDeviceCreateInfo *
 
     VkPhysicalDeviceProperties props;
     inst->GetPhysicalDeviceProperties(phys, &props);
+    /* The record first: a device created without one would have no
+     * dispatch through this layer. */
+    layer_device *dev = gz_layer_device_alloc();
+    if (!dev)
+        return VK_ERROR_OUT_OF_HOST_MEMORY;
     device_plan *plan = malloc(sizeof *plan);
     VkResult r;
     if (plan) {
         plan_device(plan, inst, phys, info, props.apiVersion);
-        if (plan->patched)
-            *plan->patched = VK_TRUE;
         r = create(phys, &plan->info, alloc, device);
-        if (plan->patched)
-            *plan->patched = VK_FALSE;
+        plan_free(plan);
         if (r != VK_SUCCESS && r != VK_ERROR_OUT_OF_HOST_MEMORY &&
             r != VK_ERROR_OUT_OF_DEVICE_MEMORY) {
             /* Our additions were refused: give the app exactly what it
@@ -306,41 +393,52 @@ VkResult gz_layer_CreateDevice(VkPhysicalDevice phys, const VkDeviceCreateInfo *
     }
     if (r != VK_SUCCESS) {
         free(plan);
-        return r;
-    }
-
-    layer_device *dev = calloc(1, sizeof *dev);
-    if (!dev || !plan) {
-        gz_log("out of memory; device %s is not timed", props.deviceName);
-        free(dev);
-        free(plan);
+        gz_layer_device_free(dev);
         return r;
     }
     dev->handle = *device;
     dev->inst = inst;
     dev->next_gdpa = next_gdpa;
     load_device_fns(dev);
-    dev->ctx = create_context(dev, phys, plan,
-                              data ? data->u.pfnSetDeviceLoaderData : NULL);
+    if (plan)
+        dev->ctx = create_context(dev, phys, plan, data ? data->u.pfnSetDeviceLoaderData : NULL);
+    if (!dev->ctx && gz_client_running())
+        gz_log("%s is not timed (out of memory for its context); the app's calls pass through",
+               props.deviceName);
     free(plan);
-    if (!gz_objmap_put(&gz_layer_devices, gz_dispatch_key(*device), dev)) {
-        gz_vk_device_destroy(dev->ctx);
-        free(dev);
-    }
+    gz_handle_map_put(&gz_layer_devices, gz_dispatch_key(*device), &dev->node);
     return r;
+}
+
+/* Pools the app did not destroy before its device (an error, and a common
+ * one): their records go with the device, before its context. */
+static void free_pools(layer_device *dev)
+{
+    while (dev->pools) {
+        layer_pool *p = dev->pools;
+        dev->pools = p->next;
+        gz_handle_map_remove_node(&gz_layer_pools, &p->node);
+        gz_layer_pool_free(p);
+    }
 }
 
 static VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc)
 {
     if (!device)
         return;
-    layer_device *dev = gz_objmap_remove(&gz_layer_devices, gz_dispatch_key(device));
-    if (!dev)
+    gz_handle_node *n = gz_handle_map_remove(&gz_layer_devices, gz_dispatch_key(device));
+    if (!n)
         return;
+    layer_device *dev = gz_container_of(n, layer_device, node);
+    /* A later device may get the same queue and command buffer handles:
+     * none of this one's may stay in the maps. */
+    for (uint32_t i = 0; i < dev->nqueues; i++)
+        gz_handle_map_remove_node(&gz_layer_queues, &dev->queues[i].node);
+    free_pools(dev);
     /* Read back and free our objects while the device still exists. */
     gz_vk_device_destroy(dev->ctx);
     dev->DestroyDevice(device, alloc);
-    free(dev);
+    gz_layer_device_free(dev);
 }
 
 static void track_queue(layer_device *dev, VkQueue queue, uint32_t family, uint32_t index)
@@ -348,8 +446,18 @@ static void track_queue(layer_device *dev, VkQueue queue, uint32_t family, uint3
     if (!queue || !dev->ctx)
         return;
     gz_vk_queue *q = gz_vk_queue_get(dev->ctx, queue, family, index);
-    if (q)
-        gz_objmap_put(&gz_layer_queues, GZ_HANDLE_KEY(queue), q);
+    if (!q)
+        return;
+    pthread_mutex_lock(&dev->lock);
+    bool known = false;
+    for (uint32_t i = 0; i < dev->nqueues && !known; i++)
+        known = dev->queues[i].ctx == q;
+    if (!known && dev->nqueues < GZ_LAYER_MAX_QUEUES) {
+        layer_queue *lq = &dev->queues[dev->nqueues++];
+        lq->ctx = q;
+        gz_handle_map_put(&gz_layer_queues, GZ_HANDLE_KEY(queue), &lq->node);
+    }
+    pthread_mutex_unlock(&dev->lock);
 }
 
 static VKAPI_ATTR void VKAPI_CALL GetDeviceQueue(VkDevice device, uint32_t family, uint32_t index,

@@ -8,12 +8,18 @@
 #include <vulkan/vulkan.h>
 
 #include "gz_client.h"
-#include "gz_objmap.h"
+#include "gz_handle_map.h"
 #include "gz_vk.h"
 
 #define GZ_LAYER_NAME "VK_LAYER_GPUZONES_timing"
+#define GZ_LAYER_MAX_QUEUES 64
+
+/* Every record below starts with its node in one of the maps: inserting
+ * never allocates, so a layer short of memory still dispatches every call
+ * (it just times less). */
 
 typedef struct layer_instance {
+    gz_handle_node node; /* gz_layer_instances, by dispatch key */
     VkInstance handle;
     uint32_t api_version; /* what the app asked for (1.0 when it did not say) */
     bool has_gpdp2;       /* vkGetPhysicalDeviceFeatures2 usable */
@@ -26,11 +32,23 @@ typedef struct layer_instance {
     PFN_vkGetPhysicalDeviceMemoryProperties GetPhysicalDeviceMemoryProperties;
 } layer_instance;
 
+typedef struct layer_queue {
+    gz_handle_node node; /* gz_layer_queues, by VkQueue */
+    gz_vk_queue *ctx;
+} layer_queue;
+
+struct layer_pool;
+
 typedef struct layer_device {
+    gz_handle_node node; /* gz_layer_devices, by dispatch key */
     VkDevice handle;
     layer_instance *inst;
     gz_vk_device *ctx; /* NULL: not timed, pass-through only */
     PFN_vkGetDeviceProcAddr next_gdpa;
+    pthread_mutex_t lock; /* queues, pools */
+    layer_queue queues[GZ_LAYER_MAX_QUEUES]; /* removed from the map with the device */
+    uint32_t nqueues;
+    struct layer_pool *pools; /* live pools: freed with the device if the app did not */
 #define GZ_DEVICE_FN(name) PFN_vk##name name;
 #include "gz_layer_fns.h"
 #undef GZ_DEVICE_FN
@@ -39,47 +57,73 @@ typedef struct layer_device {
 /* A command pool and the command buffers allocated from it, so that
  * destroying or resetting the pool reaches them. */
 typedef struct layer_pool {
+    gz_handle_node node; /* gz_layer_pools, by VkCommandPool */
+    layer_device *dev;
+    struct layer_pool *prev, *next; /* in dev->pools */
     uint32_t family;
     struct layer_cmdbuf **cbs;
     uint32_t count, cap;
 } layer_pool;
 
 typedef struct layer_cmdbuf {
+    gz_handle_node node; /* gz_layer_cmdbufs, by VkCommandBuffer */
     VkCommandBuffer handle;
     gz_vk_cmdbuf *ctx;
     layer_pool *pool;
     uint32_t pool_index;
 } layer_cmdbuf;
 
-extern gz_objmap gz_layer_instances; /* dispatch key → layer_instance */
-extern gz_objmap gz_layer_devices;   /* dispatch key → layer_device */
-extern gz_objmap gz_layer_queues;    /* VkQueue → gz_vk_queue */
-extern gz_objmap gz_layer_pools;     /* VkCommandPool → layer_pool */
-extern gz_objmap gz_layer_cmdbufs;   /* VkCommandBuffer → layer_cmdbuf */
+extern gz_handle_map gz_layer_instances; /* dispatch key → layer_instance */
+extern gz_handle_map gz_layer_devices;   /* dispatch key → layer_device */
+extern gz_handle_map gz_layer_queues;    /* VkQueue → layer_queue */
+extern gz_handle_map gz_layer_pools;     /* VkCommandPool → layer_pool */
+extern gz_handle_map gz_layer_cmdbufs;   /* VkCommandBuffer → layer_cmdbuf */
 
 static inline uint64_t gz_dispatch_key(const void *dispatchable)
 {
     return (uint64_t)(uintptr_t) * (void *const *)dispatchable;
 }
 
+#define GZ_LAYER_FIND(map, key, type)                                                              \
+    ({                                                                                             \
+        gz_handle_node *n_ = gz_handle_map_get(map, key);                                         \
+        n_ ? gz_container_of(n_, type, node) : (type *)NULL;                                       \
+    })
+
 static inline layer_instance *gz_layer_instance(const void *dispatchable)
 {
-    return gz_objmap_get(&gz_layer_instances, gz_dispatch_key(dispatchable));
+    return GZ_LAYER_FIND(&gz_layer_instances, gz_dispatch_key(dispatchable), layer_instance);
 }
 
 static inline layer_device *gz_layer_device(const void *dispatchable)
 {
-    return gz_objmap_get(&gz_layer_devices, gz_dispatch_key(dispatchable));
+    return GZ_LAYER_FIND(&gz_layer_devices, gz_dispatch_key(dispatchable), layer_device);
+}
+
+static inline gz_vk_queue *gz_layer_queue(VkQueue queue)
+{
+    layer_queue *q = GZ_LAYER_FIND(&gz_layer_queues, GZ_HANDLE_KEY(queue), layer_queue);
+    return q ? q->ctx : NULL;
 }
 
 static inline gz_vk_cmdbuf *gz_layer_cmdbuf(VkCommandBuffer cb)
 {
-    layer_cmdbuf *l = gz_objmap_get(&gz_layer_cmdbufs, GZ_HANDLE_KEY(cb));
+    layer_cmdbuf *l = GZ_LAYER_FIND(&gz_layer_cmdbufs, GZ_HANDLE_KEY(cb), layer_cmdbuf);
     return l ? l->ctx : NULL;
 }
 
+/* layer.c: records of instances and devices, from a small reserve when
+ * memory is short (NULL only when that is used up too). */
+layer_instance *gz_layer_instance_alloc(void);
+void gz_layer_instance_free(layer_instance *inst);
+layer_device *gz_layer_device_alloc(void);
+void gz_layer_device_free(layer_device *dev);
+
 /* Interned call names, looked up once. */
 uint32_t gz_layer_name_id(uint32_t *cache, const char *name);
+
+/* commands.c: a pool's record and its command buffers' (out of the map). */
+void gz_layer_pool_free(layer_pool *p);
 
 /* device.c */
 VkResult gz_layer_CreateDevice(VkPhysicalDevice phys, const VkDeviceCreateInfo *info,

@@ -11,22 +11,81 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-gz_objmap gz_layer_instances;
-gz_objmap gz_layer_devices;
-gz_objmap gz_layer_queues;
-gz_objmap gz_layer_pools;
-gz_objmap gz_layer_cmdbufs;
+gz_handle_map gz_layer_instances;
+gz_handle_map gz_layer_devices;
+gz_handle_map gz_layer_queues;
+gz_handle_map gz_layer_pools;
+gz_handle_map gz_layer_cmdbufs;
 
 static pthread_once_t maps_once = PTHREAD_ONCE_INIT;
 
 static void init_maps(void)
 {
-    gz_objmap_init(&gz_layer_instances);
-    gz_objmap_init(&gz_layer_devices);
-    gz_objmap_init(&gz_layer_queues);
-    gz_objmap_init(&gz_layer_pools);
-    gz_objmap_init(&gz_layer_cmdbufs);
+    gz_handle_map_init(&gz_layer_instances);
+    gz_handle_map_init(&gz_layer_devices);
+    gz_handle_map_init(&gz_layer_queues);
+    gz_handle_map_init(&gz_layer_pools);
+    gz_handle_map_init(&gz_layer_cmdbufs);
     gz_vk_set_cmdbuf_lookup(gz_layer_cmdbuf); /* for the explicit API's checks */
+}
+
+/* Instance and device records kept aside for when malloc fails: without
+ * its record a created object would have no dispatch, and every later
+ * call through the loader would fail. */
+#define RESERVE 4
+static layer_instance reserve_instances[RESERVE];
+static layer_device reserve_devices[RESERVE];
+static bool reserve_instance_used[RESERVE], reserve_device_used[RESERVE]; /* atomic */
+
+static void *from_reserve(void *base, size_t size, bool *used)
+{
+    for (int i = 0; i < RESERVE; i++) {
+        if (!__atomic_exchange_n(&used[i], true, __ATOMIC_ACQ_REL)) {
+            void *p = (char *)base + (size_t)i * size;
+            memset(p, 0, size);
+            return p;
+        }
+    }
+    return NULL;
+}
+
+static bool to_reserve(void *p, void *base, size_t size, bool *used)
+{
+    char *c = p, *b = base;
+    if (c < b || c >= b + RESERVE * size)
+        return false;
+    __atomic_store_n(&used[(size_t)(c - b) / size], false, __ATOMIC_RELEASE);
+    return true;
+}
+
+layer_instance *gz_layer_instance_alloc(void)
+{
+    layer_instance *inst = calloc(1, sizeof *inst);
+    return inst ? inst
+                : from_reserve(reserve_instances, sizeof *inst, reserve_instance_used);
+}
+
+void gz_layer_instance_free(layer_instance *inst)
+{
+    if (!to_reserve(inst, reserve_instances, sizeof *inst, reserve_instance_used))
+        free(inst);
+}
+
+layer_device *gz_layer_device_alloc(void)
+{
+    layer_device *dev = calloc(1, sizeof *dev);
+    if (!dev)
+        dev = from_reserve(reserve_devices, sizeof *dev, reserve_device_used);
+    if (dev)
+        pthread_mutex_init(&dev->lock, NULL);
+    return dev;
+}
+
+void gz_layer_device_free(layer_device *dev)
+{
+    pthread_mutex_destroy(&dev->lock);
+    if (!to_reserve(dev, reserve_devices, sizeof *dev, reserve_device_used))
+        free(dev);
 }
 
 /* The loader unloads the layer when the last instance goes; libgpuzones
@@ -87,13 +146,14 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo 
     PFN_vkCreateInstance create = (PFN_vkCreateInstance)next_gipa(NULL, "vkCreateInstance");
     if (!create)
         return VK_ERROR_INITIALIZATION_FAILED;
+    /* The record first: an instance created without one would have no
+     * dispatch through this layer. */
+    layer_instance *inst = gz_layer_instance_alloc();
+    if (!inst)
+        return VK_ERROR_OUT_OF_HOST_MEMORY;
     VkResult r = create(info, alloc, instance);
-    if (r != VK_SUCCESS)
-        return r;
-
-    layer_instance *inst = calloc(1, sizeof *inst);
-    if (!inst) {
-        gz_log("out of memory; this instance is not timed");
+    if (r != VK_SUCCESS) {
+        gz_layer_instance_free(inst);
         return r;
     }
     inst->handle = *instance;
@@ -113,10 +173,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo 
         LOAD(GetPhysicalDeviceFeatures2, "vkGetPhysicalDeviceFeatures2KHR");
 #undef LOAD
     inst->has_gpdp2 = inst->GetPhysicalDeviceFeatures2 != NULL;
-    if (!gz_objmap_put(&gz_layer_instances, gz_dispatch_key(*instance), inst)) {
-        free(inst);
-        return r;
-    }
+    gz_handle_map_put(&gz_layer_instances, gz_dispatch_key(*instance), &inst->node);
     pin_library();
     gz_client_start();
     return r;
@@ -127,11 +184,12 @@ static VKAPI_ATTR void VKAPI_CALL DestroyInstance(VkInstance instance,
 {
     if (!instance)
         return;
-    layer_instance *inst = gz_objmap_remove(&gz_layer_instances, gz_dispatch_key(instance));
-    if (!inst)
+    gz_handle_node *n = gz_handle_map_remove(&gz_layer_instances, gz_dispatch_key(instance));
+    if (!n)
         return;
+    layer_instance *inst = gz_container_of(n, layer_instance, node);
     inst->DestroyInstance(instance, alloc);
-    free(inst);
+    gz_layer_instance_free(inst);
 }
 
 static PFN_vkVoidFunction instance_proc(const char *name)

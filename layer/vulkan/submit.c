@@ -8,7 +8,7 @@
 
 static gz_vk_queue *queue_of(VkQueue queue)
 {
-    return gz_objmap_get(&gz_layer_queues, GZ_HANDLE_KEY(queue));
+    return gz_layer_queue(queue);
 }
 
 /* Batches whose command buffer list we must not change: device-group masks

@@ -46,6 +46,7 @@ SCENARIOS = {
     "tiny-queue": (["loop", "20000", "1000"], None),
     "loop": (["loop", "100000", "1000"], None),
     "rate": (["rate", "2000", "60"], None),
+    "churn": (["churn", "300"], None),
 }
 
 # gpuzones settings per scenario.
@@ -125,11 +126,12 @@ def main():
                     help="load scenarios: submits (loop) or seconds (rate) instead of the default")
     args = ap.parse_args()
     prog_args, fault = SCENARIOS[args.scenario]
-    if args.count and args.scenario in ("loop", "rate"):
+    if args.count and args.scenario in ("loop", "rate", "churn"):
         prog_args = prog_args[:]
         prog_args[2 if args.scenario == "rate" else 1] = str(args.count)
-        n = args.count * (2000 if args.scenario == "rate" else 1)
-        LOAD[args.scenario] = (n, n, False)
+        if args.scenario in LOAD:
+            n = args.count * (2000 if args.scenario == "rate" else 1)
+            LOAD[args.scenario] = (n, n, False)
     failures = []
     with tempfile.TemporaryDirectory(prefix="gz-rel-") as tmp:
         base, _ = run(args, tmp, "base", False, prog_args, fault)
@@ -264,6 +266,17 @@ def check(scenario, p, base, trace, said, tmp):
             f.append("a control character from a label reached stderr (the summary)")
         if any(z["name"] == "injected" for z in trace.zones()):
             f.append("a label's text became an event of its own")
+    elif scenario == "churn":
+        # 300 devices, two labelled submits each, handles reused: every zone
+        # on the track of its own device, none lost.
+        devices = int(p.args[2]) if len(p.args) > 2 else 300
+        if got != ["churn"] * (2 * devices):
+            f.append("%d 'churn' label zones, expected %d" % (len(got), 2 * devices))
+        tot = (trace.totals() or {}).get("args", {})
+        if tot.get("zones_dropped"):
+            f.append("zones were dropped: %s" % tot)
+        m = re.search(r"^rss (\d+) (\d+)$", p.stderr, re.M)
+        print("RSS after a tenth of the devices and at the end: %s kB" % (m.groups() if m else "?",))
     elif scenario == "free-pending":
         expect = sorted("freed %d" % i for i in range(1, 41))
         if got != expect:

@@ -25,7 +25,14 @@
  *                                 more, then vkQueueWaitIdle
  *   gz-test-rel loop N K          N submits of one buffer, a fence every K
  *   gz-test-rel rate HZ S         submits paced at HZ per second for S
- *                                 seconds, a fence every 100 */
+ *                                 seconds, a fence every 100
+ *
+ *   gz-test-rel churn N           N devices one after the other, each with a
+ *                                 queue, a pool and two labelled submits; every
+ *                                 third destroyed with its pool still alive;
+ *                                 prints "rss <kB after 10%> <kB at the end>"
+ *   gz-test-rel small             one device, three labelled submits (the
+ *                                 allocation-failure sweep's program) */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
@@ -361,6 +368,57 @@ static int submit_loop(int n, int k, int hz)
     return 0;
 }
 
+static long rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+/* Devices created and destroyed: the layer's records of each must go with
+ * it (handles are reused by the next one), and its memory. */
+static int mode_churn(int n)
+{
+    struct vkt_instance *inst = vkt_instance_create();
+    long early = 0;
+    for (int i = 0; i < n; i++) {
+        struct vkt_device *d = vkt_device_create(inst, VKT_FEAT_NONE, NULL);
+        VkCommandPool pool = vkt_pool_create(d, 0);
+        for (int k = 0; k < 2; k++) {
+            struct vkt_cmd c;
+            record(d, pool, "churn", &c);
+            VKT_CHECK(submit_wait(d, c.cb, d->fence));
+        }
+        /* Every third: the pool is left to vkDestroyDevice (the app's
+         * mistake, and a common one; lavapipe frees it). */
+        if (i % 3)
+            vkDestroyCommandPool(d->device, pool, NULL);
+        vkt_device_destroy(d);
+        if (i + 1 == n / 10)
+            early = rss_kb();
+    }
+    vkt_instance_destroy(inst);
+    printf("churn done\n");
+    fprintf(stderr, "rss %ld %ld\n", early, rss_kb());
+    return 0;
+}
+
+static int mode_small(void)
+{
+    struct app a;
+    app_open(&a, "small");
+    submit_labelled(a.dev, "small", 3);
+    app_close(&a);
+    printf("small done\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -381,6 +439,10 @@ int main(int argc, char **argv)
         return mode_bad_names();
     if (!strcmp(mode, "free-pending"))
         return mode_free_pending(n);
+    if (!strcmp(mode, "churn") && n > 0)
+        return mode_churn(n);
+    if (!strcmp(mode, "small"))
+        return mode_small();
     int m = argc > 3 ? atoi(argv[3]) : 0;
     if (!strcmp(mode, "batches") && n > 0)
         return mode_batches(n, m);

@@ -54,6 +54,8 @@ enum vkt_features {
     VKT_FEAT_DEBUG_MARKER,   /* VK_EXT_debug_marker (lavapipe: only from validation) */
     VKT_FEAT_FAMILIES,       /* FEATURES2_V12, every queue of the first family, and one
                                 queue of each other family (vkt_device_view) */
+    VKT_FEAT_READONLY,       /* FEATURES2_V12 (hostQueryReset off), the create info, its
+                                chain and its queue infos in read-only memory */
 };
 
 struct vkt_buffer {
@@ -223,5 +225,6 @@ int case_workload(const struct vkt_args *a);
 int case_simultaneous(const struct vkt_args *a);
 int case_secondary(const struct vkt_args *a);
 int case_families(const struct vkt_args *a);
+int case_readonly(const struct vkt_args *a);
 
 #endif

@@ -167,3 +167,27 @@ int case_families(const struct vkt_args *a)
     vkt_instance_destroy(inst);
     return 0;
 }
+
+/* The device's create info is read-only during vkCreateDevice (issue 14:
+ * the layer wrote to the app's chain to turn host query reset on). Then a
+ * labelled buffer, submitted twice: the layer times it with the feature it
+ * turned on in its copy (validation below checks it was on). */
+int case_readonly(const struct vkt_args *a)
+{
+    (void)a;
+    struct vkt_instance *inst = vkt_instance_create();
+    struct vkt_device *d = vkt_device_create(inst, VKT_FEAT_READONLY, "read-only create info");
+    struct vkt_cmd c;
+    vkt_cmd_alloc(d, d->pool, "readonly frame", &c);
+    vkt_cmd_begin(&c, 0);
+    vkt_cmd_label_begin(&c, "Frame");
+    vkt_cmd_work(&c, 1);
+    vkt_cmd_label_end(&c);
+    vkt_cmd_end(&c);
+    for (int i = 0; i < 2; i++)
+        vkt_submit1(&c);
+    vkt_cmd_free(&c);
+    vkt_device_destroy(d);
+    vkt_instance_destroy(inst);
+    return 0;
+}

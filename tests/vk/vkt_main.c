@@ -28,6 +28,7 @@ static const struct case_entry cases[] = {
     { "instances", case_instances, "11: two instances, devices destroyed right after their work" },
     { "simultaneous", case_simultaneous, "3: a SIMULTANEOUS_USE buffer, two executions pending at once" },
     { "secondary", case_secondary, "5: secondary command buffers, outside and inside a render pass" },
+    { "readonly", case_readonly, "the device's create info in read-only memory" },
     { "families", case_families, "6, 9: a second queue, transfer-only families, one without "
                                  "timestamps (needs the fault layer's families)" },
     { "workload", case_workload, "a ~20 ms dispatch timed on the CPU" },

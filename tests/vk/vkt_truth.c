@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_QUEUES 8
+#define MAX_QUEUES 2048 /* the churn reliability mode makes one per device */
 #define MAX_DEPTH 64
 #define MAX_MESSAGES 2000
 #define MAX_NOTES 16

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static const uint32_t add_spv[] =
 #include "add_comp.inc"
@@ -230,6 +232,45 @@ static bool has_device_extension(VkPhysicalDevice phys, const char *name)
     return found;
 }
 
+/* The whole create info in a page that is read-only during vkCreateDevice:
+ * a layer may not write the app's structures (they are const). */
+static void create_device_readonly(struct vkt_device *d, const VkDeviceQueueCreateInfo *queue)
+{
+    struct ro {
+        VkDeviceCreateInfo ci;
+        VkDeviceQueueCreateInfo qci;
+        float prio;
+        VkPhysicalDeviceFeatures2 f2;
+        VkPhysicalDeviceVulkan12Features f12;
+    };
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    struct ro *ro = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ro == MAP_FAILED)
+        vkt_die("mmap failed");
+    ro->prio = 1.0f;
+    ro->qci = *queue;
+    ro->qci.pQueuePriorities = &ro->prio;
+    ro->f12 = (VkPhysicalDeviceVulkan12Features){
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .timelineSemaphore = VK_TRUE,
+        .hostQueryReset = VK_FALSE, /* the layer turns it on, in a copy */
+    };
+    ro->f2 = (VkPhysicalDeviceFeatures2){.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                         .pNext = &ro->f12};
+    ro->ci = (VkDeviceCreateInfo){.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                                  .pNext = &ro->f2,
+                                  .queueCreateInfoCount = 1,
+                                  .pQueueCreateInfos = &ro->qci};
+    struct ro before = *ro;
+    if (mprotect(ro, page, PROT_READ) != 0)
+        vkt_die("mprotect failed");
+    VKT_CHECK(vkCreateDevice(d->phys, &ro->ci, NULL, &d->device));
+    if (memcmp(&before, ro, sizeof before) != 0)
+        vkt_die("vkCreateDevice changed the app's create info");
+    munmap(ro, page);
+    d->timeline = true;
+}
+
 static void create_logical_device(struct vkt_device *d, enum vkt_features feat)
 {
     float prio = 1.0f;
@@ -301,12 +342,18 @@ static void create_logical_device(struct vkt_device *d, enum vkt_features feat)
                 };
         break;
     }
+    case VKT_FEAT_READONLY: /* below, in create_device_readonly */
+        break;
     case VKT_FEAT_DEBUG_MARKER:
         /* A device extension of VK_LAYER_KHRONOS_validation on lavapipe: the
          * loader accepts it when that layer is enabled, though
          * vkEnumerateDeviceExtensionProperties(NULL) does not list it. */
         exts[ci.enabledExtensionCount++] = VK_EXT_DEBUG_MARKER_EXTENSION_NAME;
         break;
+    }
+    if (feat == VKT_FEAT_READONLY) {
+        create_device_readonly(d, &qci);
+        return;
     }
     VkResult r = vkCreateDevice(d->phys, &ci, NULL, &d->device);
     if (r == VK_ERROR_EXTENSION_NOT_PRESENT && feat == VKT_FEAT_DEBUG_MARKER)
