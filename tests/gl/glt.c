@@ -71,7 +71,8 @@ static GLint iters_loc;
 /* Mesa's driver (swrast_dri.so, llvmpipe) leaks a few allocations of its
  * own and is unloaded by eglTerminate, after which LeakSanitizer cannot
  * name it. Keeping it loaded lets the sanitized test run suppress exactly
- * the driver's leaks (tests/gl/lsan.supp) and nothing of ours. */
+ * the driver's leaks (tests/lsan.supp) and nothing of ours, also when the
+ * run does not preload tests/lsan/keep_modules.c, which keeps every library. */
 static int keep_driver(struct dl_phdr_info *info, size_t size, void *data)
 {
     if (info->dlpi_name && strstr(info->dlpi_name, "_dri.so"))

@@ -118,8 +118,8 @@ def run(program, shim, args, tmp, tool=None, display=None):
     env["GPUZONES_OUTPUT"] = os.path.join(tmp, "trace.json")
     env["LIBGL_ALWAYS_SOFTWARE"] = "1"
     env.setdefault("EGL_LOG_LEVEL", "fatal")
-    # Sanitized builds: the leaks of Mesa's driver are not ours (lsan.supp).
-    supp = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lsan.supp")
+    # Sanitized builds: the leaks of Mesa's driver are not ours (tests/lsan.supp).
+    supp = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lsan.supp")
     env["LSAN_OPTIONS"] = ":".join(filter(None, [env.get("LSAN_OPTIONS"), "suppressions=" + supp]))
     p = subprocess.run([program] + args, env=env, capture_output=True, text=True, timeout=100)
     sys.stdout.write(p.stdout)
