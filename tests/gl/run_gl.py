@@ -367,7 +367,7 @@ def check_stress(trace, truth, errors):
 
 
 # Resident memory a context created and destroyed may leave behind. Measured
-# here: 58 KiB, the client's state of its track (the worker's clock model,
+# here: 58 to 70 KiB, the client's state of its track (the worker's clock model,
 # 49.5 KiB, and its zone buffer), kept until the process ends for want of a
 # call that ends a track; the GL context's own 0.8 MiB go with it.
 CHURN_KIB_PER_CONTEXT = 100
