@@ -113,7 +113,10 @@ static void note_at_exit(void *user, bool final)
         gz_gl_ctx *c = registry[i].ctx;
         if (!c)
             continue;
-        pthread_mutex_lock(&c->lock);
+        /* Never wait at exit for a program thread inside a GL call of
+         * this context: its note and what it read back are left out. */
+        if (pthread_mutex_trylock(&c->lock))
+            continue;
         gz_gl_at_exit_locked(c);
         c->ended = true;
         gz_gl_ctx_note(c);
@@ -315,6 +318,8 @@ void gz_gl_ctx_put(gz_gl_ctx *c)
     uint64_t lost = gz_gl_zones_unread(c);
     if (lost)
         gz_count_dropped_zones(c->track, lost);
+    /* Nothing more comes for its track: here it could end (gz_track_end,
+     * once the client has it), releasing the track's id and clock. */
     pthread_mutex_destroy(&c->lock);
     gz_gl_zones_free(c);
     free(c);
