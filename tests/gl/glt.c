@@ -21,7 +21,9 @@
  *                             with no surface at all), each ended by END:
  *                             finish, flush, readpixels, fence (glFenceSync +
  *                             glClientWaitSync), or mixed (a glFlush between
- *                             the groups, another inside "pass B", then glFinish)
+ *                             the groups, another inside "pass B", then glFinish);
+ *                             on EGL each frame also calls eglSwapBuffers with
+ *                             no surface, which fails
  *   glt stress TRUTH N        "outer" { N tiny groups "g" }, no swap and no
  *                             flush at all, then one glFinish
  *   glt churn TRUTH N         (EGL) N contexts, each created, made current, a
@@ -393,6 +395,12 @@ static int run_noswap(const char *truth_path, int frames, const char *end, int h
         uint64_t e0 = now_ns();
         uint64_t done = end_frame(end);
         uint64_t e1 = now_ns();
+#ifndef GLT_GLX
+        /* As a surfaceless program may: a swap with no surface fails and
+         * swaps nothing (it must not make frames). */
+        if (eglSwapBuffers(dpy, EGL_NO_SURFACE) || eglGetError() != EGL_BAD_SURFACE)
+            die("a swap of no surface did not fail with EGL_BAD_SURFACE");
+#endif
         fprintf(t,
                 "{\"ev\":\"frame\",\"frame\":%d,\"begin\":%llu,\"flush_begin\":%llu,"
                 "\"flush_end\":%llu,\"end_begin\":%llu,\"end_end\":%llu,\"done\":%llu}\n",
