@@ -128,7 +128,7 @@ GZ_EXPORT bool gz_gl_ctx_swapped(const gz_gl_ctx *c);
 
 /* Reads back what is available and emits finished zones; with flush_all,
  * polls every query issued so far (TracyGpuCollect), otherwise only those
- * issued before the last swap. Never waits. */
+ * issued before the last flush (a swap, a flushing call, ours). Never waits. */
 GZ_EXPORT void gz_gl_collect(gz_gl_ctx *c, bool flush_all);
 /* Reads back everything issued, waiting for the GPU a few ms at most:
  * for a context that is going away (destroyed, or released by its
