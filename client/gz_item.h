@@ -39,6 +39,9 @@ typedef enum gz_zone_kind {
     GZ_ZONE_CMDBUF = 1,   /* a command buffer execution */
     GZ_ZONE_LABEL = 2,    /* a debug label / group region */
     GZ_ZONE_EXPLICIT = 3, /* a zone from the public API */
+    GZ_ZONE_FRAME = 4,    /* a GL frame: the GPU work from one swap to the next */
+    GZ_ZONE_FLUSH = 5,    /* GL work between two flushes (glFlush, glFinish, a fence,
+                             glReadPixels) of a context that does not swap */
 } gz_zone_kind;
 
 #define GZ_ITEM_KIND_SHIFT 4

@@ -92,8 +92,8 @@ static int by_total_desc(const void *a, const void *b)
 
 static const char *kind_name(unsigned kind)
 {
-    static const char *const names[] = {"submit", "cmdbuf", "label", "zone"};
-    return kind < 4 ? names[kind] : "?";
+    static const char *const names[] = {"submit", "cmdbuf", "label", "zone", "frame", "flush"};
+    return kind < sizeof names / sizeof *names ? names[kind] : "?";
 }
 
 static void print_ms(FILE *f, uint64_t ns)

@@ -179,7 +179,8 @@ static void track_name(worker *w, const gz_item *it)
     gz_trace_thread_name(&w->trace, gpu_tid(it->track), s, len, 1000 + it->track);
 }
 
-static const char *const kind_names[] = {"submit", "cmdbuf", "label", "zone"};
+static const char *const kind_names[8] = {"submit", "cmdbuf", "label", "zone",
+                                          "frame",  "flush",  "?",     "?"};
 
 /* Parents first: earlier begin first, and for equal begins the longer zone
  * first, so that viewers nest zones that start on the same tick. */
@@ -300,7 +301,7 @@ static void write_cycle(worker *w, uint16_t id, track *t, uint64_t now, bool all
             gz_trace_zone(&w->trace, "gpu", name, len, gpu_tid(id), b, e);
             gz_jsonw *j = gz_trace_writer(&w->trace);
             gz_jsonw_lit(j, ",\"args\":{\"level\":\"");
-            gz_jsonw_lit(j, kind_names[z->kind & 3]);
+            gz_jsonw_lit(j, kind_names[z->kind & 7]);
             gz_jsonw_lit(j, "\"");
             if (has_loc)
                 write_srcloc(j, &loc);

@@ -58,6 +58,78 @@ static void parse_version(const char *v, bool *gles, int *major, int *minor)
         *major = *minor = 0;
 }
 
+/* The track's name: "GL context N (renderer)", then a note on what its
+ * zones are, so that the summary's track line and the trace viewer say it
+ * once per context: which boundary made them (swaps, or the flush calls of
+ * a context that never swapped, or none and why) and, on llvmpipe, that
+ * its times are those of rasterisation. */
+static void track_name(gz_gl_ctx *c)
+{
+    static const char *const calls[GZ_GL_SYNC_COUNT] = {"glFlush", "glFinish", "glFenceSync",
+                                                        "glReadPixels"};
+    char note[160] = "";
+    size_t n = 0;
+#define ADD(...) n += (size_t)snprintf(note + n, n < sizeof note ? sizeof note - n : 0, __VA_ARGS__)
+    if (c->iv_calls) {
+        ADD("zones between flushes (");
+        const char *sep = "";
+        for (int i = 0; i < GZ_GL_SYNC_COUNT; i++)
+            if (c->iv_calls & (1u << i)) {
+                ADD("%s%s", sep, calls[i]);
+                sep = ", ";
+            }
+        ADD(")");
+    }
+    if (c->made_frames)
+        ADD("%sframes swap to swap", n ? ", then " : "");
+    else if (!c->iv_calls && c->ended)
+        ADD("no frame zones: no swap, glFlush, glFinish, glFenceSync or glReadPixels");
+    if (c->rasterises)
+        ADD("%sllvmpipe stamps at rasterisation", n ? "; " : "");
+#undef ADD
+    snprintf(c->track_name, sizeof c->track_name, "GL context %u (%s)%s%s", c->number,
+             c->renderer, note[0] ? ": " : "", note);
+}
+
+void gz_gl_ctx_note(gz_gl_ctx *c)
+{
+    if (c->app_named || !c->track)
+        return;
+    char before[sizeof c->track_name];
+    memcpy(before, c->track_name, sizeof before);
+    track_name(c);
+    if (strcmp(before, c->track_name))
+        gz_track_set_name(c->track, c->track_name);
+}
+
+/* At exit: contexts still alive give what they read back and say whether
+ * they had any boundary. */
+static void note_at_exit(void *user, bool final)
+{
+    if (!final)
+        return;
+    pthread_mutex_lock(&registry_lock);
+    for (uint32_t i = 0; i < registry_n; i++) {
+        gz_gl_ctx *c = registry[i].ctx;
+        if (!c)
+            continue;
+        /* Never wait at exit for a program thread inside a GL call of
+         * this context: its note and what it read back are left out. */
+        if (pthread_mutex_trylock(&c->lock))
+            continue;
+        gz_gl_at_exit_locked(c);
+        c->ended = true;
+        gz_gl_ctx_note(c);
+        pthread_mutex_unlock(&c->lock);
+    }
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void add_exit_note(void)
+{
+    gz_collector_add(note_at_exit, NULL);
+}
+
 /* The checks and the query ring; NULL (with one message) when the context
  * has no usable GPU timestamps. */
 static gz_gl_ctx *ctx_create(const gz_gl_fns *f, uint32_t number)
@@ -103,14 +175,31 @@ static gz_gl_ctx *ctx_create(const gz_gl_fns *f, uint32_t number)
     c->disjoint = gles;
     c->khr_debug = gles ? (major > 3 || (major == 3 && minor >= 2) || has_ext(f, major, "GL_KHR_debug"))
                         : (major > 4 || (major == 4 && minor >= 3) || has_ext(f, major, "GL_KHR_debug"));
+    if (!gz_gl_zones_init(c)) {
+        free(c);
+        gz_log("out of memory for a GL context: no GPU zones for it");
+        return NULL;
+    }
     atomic_init(&c->refs, 1);
+    atomic_init(&c->swapped, false);
     pthread_mutex_init(&c->lock, NULL);
-    f->GenQueries(GZ_GL_RING, c->queries);
-    char name[160];
-    snprintf(name, sizeof name, "GL context %u (%s)", number,
-             (const char *)f->GetString(GL_RENDERER));
-    c->track = gz_track_new(GZ_API_OPENGL, name, 1.0, c->valid_bits, 0);
+    c->number = number;
+    const char *renderer = (const char *)f->GetString(GL_RENDERER);
+    snprintf(c->renderer, sizeof c->renderer, "%s", renderer ? renderer : "?");
+    /* Measured with Mesa 22.3.6 (layer/opengl/README.md): llvmpipe stamps
+     * a timestamp when it rasterises the binned work, not at execution. */
+    c->rasterises = strstr(c->renderer, "llvmpipe") != NULL;
     c->frame_name = gz_intern_cstr("frame");
+    static const char *const sync_names[GZ_GL_SYNC_COUNT] = {
+        [GZ_GL_SYNC_FLUSH] = "until glFlush",
+        [GZ_GL_SYNC_FINISH] = "until glFinish",
+        [GZ_GL_SYNC_FENCE] = "until glFenceSync",
+        [GZ_GL_SYNC_READ_PIXELS] = "until glReadPixels",
+    };
+    for (int i = 0; i < GZ_GL_SYNC_COUNT; i++)
+        c->sync_names[i] = gz_intern_cstr(sync_names[i]);
+    track_name(c);
+    c->track = gz_track_new(GZ_API_OPENGL, c->track_name, 1.0, c->valid_bits, 0);
     return c;
 }
 
@@ -183,6 +272,10 @@ gz_gl_ctx *gz_gl_ctx_acquire(void *key, gz_gl_resolve_fn resolve)
 {
     if (!key || !gz_client_start())
         return NULL;
+    /* Outside registry_lock: the worker holds the collectors' lock while
+     * note_at_exit takes registry_lock. */
+    static pthread_once_t note_once = PTHREAD_ONCE_INIT;
+    pthread_once(&note_once, add_exit_note);
     static int full_once;
     pthread_mutex_lock(&registry_lock);
     uint32_t i = 0;
@@ -225,7 +318,10 @@ void gz_gl_ctx_put(gz_gl_ctx *c)
     uint64_t lost = gz_gl_zones_unread(c);
     if (lost)
         gz_count_dropped_zones(c->track, lost);
+    /* Nothing more comes for its track: here it could end (gz_track_end,
+     * once the client has it), releasing the track's id and clock. */
     pthread_mutex_destroy(&c->lock);
+    gz_gl_zones_free(c);
     free(c);
 }
 
@@ -244,6 +340,10 @@ void gz_gl_ctx_retire(void *key, bool current_here)
         return;
     if (current_here)
         gz_gl_collect_final(c);
+    pthread_mutex_lock(&c->lock);
+    c->ended = true;
+    gz_gl_ctx_note(c);
+    pthread_mutex_unlock(&c->lock);
     atomic_store(&c->dead, true);
     gz_gl_ctx_put(c); /* the registry's reference */
 }
@@ -267,6 +367,9 @@ void gz_gl_ctx_set_name(gz_gl_ctx *c, const char *name, size_t len)
         len = sizeof buf - 1;
     memcpy(buf, name, len);
     buf[len] = '\0';
+    pthread_mutex_lock(&c->lock);
+    c->app_named = true; /* the program's name stays as it is */
     gz_track_set_name(c->track, buf);
+    pthread_mutex_unlock(&c->lock);
 }
 

@@ -99,14 +99,36 @@ GZ_EXPORT const gz_gl_fns *gz_gl_ctx_fns(const gz_gl_ctx *c);
 GZ_EXPORT bool gz_gl_ctx_has_debug(const gz_gl_ctx *c);
 
 /* A frame boundary (a swap, or the context made current: then
- * before_swap is false and a frame begins unless one is open): the frame zone that began at the previous
- * boundary ends before the swap (before_swap) and the next one begins
- * after it (!before_swap). The swap flushed the work, so the readback that
- * follows reads what is finished without making the driver flush early. */
+ * before_swap is false and a frame begins unless one is open): the frame
+ * zone (kind frame) that began at the previous boundary ends before the
+ * swap (before_swap) and the next one begins after it (!before_swap). The
+ * swap flushed the work, so the readback that follows reads what is
+ * finished without making the driver flush early. */
 GZ_EXPORT void gz_gl_frame_boundary(gz_gl_ctx *c, bool before_swap);
+/* The calls that end a zone of a context that does not swap: each makes
+ * the driver flush what was issued before it (glFlush; glFinish also
+ * waits; the context flushes after a fence or a read-back itself). */
+typedef enum gz_gl_sync {
+    GZ_GL_SYNC_FLUSH = 0,
+    GZ_GL_SYNC_FINISH,
+    GZ_GL_SYNC_FENCE,       /* glFenceSync */
+    GZ_GL_SYNC_READ_PIXELS, /* glReadPixels, glReadnPixels* */
+    GZ_GL_SYNC_COUNT
+} gz_gl_sync;
+
+/* Around such a call (before_call, then after it). Until the context
+ * first swaps, its zone boundaries are these calls: a zone "until
+ * glFinish" (kind flush) ends before the call and the next begins after
+ * it, unless a group or zone is open across the call (then the zone goes
+ * on to the next call). From the first swap on, frames take over and this
+ * costs one atomic load. After the call, what was flushed is read back. */
+GZ_EXPORT void gz_gl_sync_point(gz_gl_ctx *c, gz_gl_sync call, bool before_call);
+/* Whether c swapped already (the shim skips the sync points then). */
+GZ_EXPORT bool gz_gl_ctx_swapped(const gz_gl_ctx *c);
+
 /* Reads back what is available and emits finished zones; with flush_all,
  * polls every query issued so far (TracyGpuCollect), otherwise only those
- * issued before the last swap. Never waits. */
+ * issued before the last flush (a swap, a flushing call, ours). Never waits. */
 GZ_EXPORT void gz_gl_collect(gz_gl_ctx *c, bool flush_all);
 /* Reads back everything issued, waiting for the GPU a few ms at most:
  * for a context that is going away (destroyed, or released by its

@@ -4,12 +4,18 @@
  * collect command buffer; read back by the worker or the next collect,
  * never waiting and never through vkGetQueryPoolResults.
  *
- * Zone i (a 64-bit sequence number) owns slot i % GZ_VKX_ZONES, which is
+ * Zone i (a 64-bit sequence number) owns slot i % GZ_VKX_SLOTS, which is
  * queries 2 * slot (begin) and 2 * slot + 1 (end). Counters, in order:
  *   freed <= tail <= head
  * head: next zone to hand out (lock-free, any thread); tail: every zone
  * before it has been read back (or given up); freed: every zone before it
- * has its queries reset, so its slot may be handed out again. */
+ * has its queries reset, so its slot may be handed out again.
+ *
+ * A context holds GZ_VKX_ZONES zones between two collects, on a ring of
+ * twice that: the zones of the frame before are read back (and their slots
+ * freed) only at the next collect, after the zones recorded meanwhile. With
+ * a ring of GZ_VKX_ZONES, a program recording 2000 zones a frame (collect,
+ * submit and wait each) lost every other frame's zones: 19 520 of 40 000. */
 #ifndef GZ_VK_EXPLICIT_H
 #define GZ_VK_EXPLICIT_H
 
@@ -17,11 +23,14 @@
 #include "gpuzones/vulkan.h"
 #include "gz_vk_internal.h"
 
-#define GZ_VKX_ZONES 2048u  /* zones between two collects */
-#define GZ_VKX_COPIES 16u   /* collect copies in flight */
-/* A copy's region: two results per zone, then its marker. */
-#define GZ_VKX_REGION (2 * GZ_VKX_ZONES + 1)
-#define GZ_VKX_CALIB_QUERY (2 * GZ_VKX_ZONES) /* the initial sync point's query */
+#define GZ_VKX_ZONES 2048u               /* zones between two collects */
+#define GZ_VKX_SLOTS (2u * GZ_VKX_ZONES)  /* the ring */
+/* Collect copies in flight (more supersede the oldest: each covers every
+ * zone unread when it was recorded). */
+#define GZ_VKX_COPIES 8u
+/* A copy's region: two results per zone of the ring, then its marker. */
+#define GZ_VKX_REGION (2 * GZ_VKX_SLOTS + 1)
+#define GZ_VKX_CALIB_QUERY (2 * GZ_VKX_SLOTS) /* the initial sync point's query */
 
 enum { ZS_FREE = 0, ZS_OPEN, ZS_ENDED, ZS_DONE };
 
@@ -53,6 +62,7 @@ typedef struct gz_vkx {
     gz_vk_hostbuf buf; /* GZ_VKX_COPIES regions, then the sync point's entry */
 
     uint64_t head;  /* atomic */
+    uint64_t collected; /* atomic: head at the last collect with a command buffer */
     uint64_t tail;  /* under lock */
     uint64_t freed; /* atomic: written under lock */
     uint8_t *state; /* atomic per slot */

@@ -9,26 +9,34 @@
 #include "gz_calibration.h"
 #include "gz_vk_explicit.h"
 
-#define MAX_CONTEXTS 256u
 #define CALIBRATION_PERIOD_NS 100000000ull /* as the layer: see vk_device.c */
 #define CALIBRATION_TRIES 5u
 #define CALIBRATION_GOOD_NS 1000u
 
-/* A context's handle is an entry of this table, never reused, so that a
- * destroyed context used again is recognised (and refused) rather than
- * read after free. */
-struct gpuzones_vk_ctx {
-    gz_vkx *impl; /* atomic; NULL once destroyed */
-};
-static struct gpuzones_vk_ctx handles[MAX_CONTEXTS];
-static uint32_t nhandles; /* atomic */
+/* Live contexts at once. A handle is no pointer: it is a slot of this table
+ * and the slot's generation, (generation << SLOT_BITS) | slot, so that a
+ * slot is used again by later contexts (a table whose entries were never
+ * reused refused every context after the 256th created, destroyed or not)
+ * while a destroyed context used again is still recognised and refused
+ * rather than read after free or taken for the slot's next context. */
+#define MAX_CONTEXTS 256u
+#define SLOT_BITS 8u
+_Static_assert(MAX_CONTEXTS == 1u << SLOT_BITS, "a slot index fits SLOT_BITS");
+static struct {
+    gz_vkx *impl; /* atomic; NULL: free (or destroyed) */
+    uint64_t gen; /* atomic; the generation handed out with the slot last */
+} handles[MAX_CONTEXTS];
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
 
 gz_vkx *gz_vkx_from_handle(gpuzones_vk_ctx *h, const char *what)
 {
     if (!h)
         return NULL;
-    gz_vkx *c = h >= handles && h < handles + MAX_CONTEXTS
-                    ? __atomic_load_n(&h->impl, __ATOMIC_ACQUIRE)
+    uintptr_t v = (uintptr_t)h;
+    uint32_t slot = (uint32_t)(v & (MAX_CONTEXTS - 1));
+    uint64_t gen = (uint64_t)(v >> SLOT_BITS);
+    gz_vkx *c = __atomic_load_n(&handles[slot].gen, __ATOMIC_ACQUIRE) == gen
+                    ? __atomic_load_n(&handles[slot].impl, __ATOMIC_ACQUIRE)
                     : NULL;
     if (!c) {
         static int once;
@@ -258,12 +266,12 @@ static gz_vkx *create(const gpuzones_vk_create_info *info)
         return NULL;
     c->device = info->device;
     pthread_mutex_init(&c->lock, NULL);
-    c->state = calloc(GZ_VKX_ZONES, 1);
-    c->have = calloc(GZ_VKX_ZONES, 1);
-    c->seq = calloc(GZ_VKX_ZONES, sizeof *c->seq);
-    c->srcloc = calloc(GZ_VKX_ZONES, sizeof *c->srcloc);
-    c->begin = calloc(GZ_VKX_ZONES, sizeof *c->begin);
-    c->end = calloc(GZ_VKX_ZONES, sizeof *c->end);
+    c->state = calloc(GZ_VKX_SLOTS, 1);
+    c->have = calloc(GZ_VKX_SLOTS, 1);
+    c->seq = calloc(GZ_VKX_SLOTS, sizeof *c->seq);
+    c->srcloc = calloc(GZ_VKX_SLOTS, sizeof *c->srcloc);
+    c->begin = calloc(GZ_VKX_SLOTS, sizeof *c->begin);
+    c->end = calloc(GZ_VKX_SLOTS, sizeof *c->end);
     if (!c->state || !c->have || !c->seq || !c->srcloc || !c->begin || !c->end ||
         !load_device_fns(c, gdpa)) {
         gz_log("TracyVkContext: out of memory or device functions missing; no context");
@@ -362,16 +370,29 @@ gpuzones_vk_ctx *gpuzones_vk_context_create(const gpuzones_vk_create_info *info)
     gz_vkx *c = create(info);
     if (!c)
         return NULL;
-    uint32_t i = __atomic_fetch_add(&nhandles, 1, __ATOMIC_RELAXED);
-    if (i >= MAX_CONTEXTS) {
-        gz_log("TracyVkContext: more than %u Vulkan contexts in this process; no context",
+    pthread_mutex_lock(&handles_lock);
+    uint32_t i = 0;
+    while (i < MAX_CONTEXTS && __atomic_load_n(&handles[i].impl, __ATOMIC_RELAXED))
+        i++;
+    uintptr_t h = 0;
+    if (i < MAX_CONTEXTS) {
+        /* A new generation: handles of the slot's earlier contexts no
+         * longer match. */
+        uint64_t gen = __atomic_load_n(&handles[i].gen, __ATOMIC_RELAXED) + 1;
+        __atomic_store_n(&handles[i].gen, gen, __ATOMIC_RELEASE);
+        __atomic_store_n(&handles[i].impl, c, __ATOMIC_RELEASE);
+        h = (uintptr_t)(gen << SLOT_BITS) | i;
+    }
+    pthread_mutex_unlock(&handles_lock);
+    if (!h) {
+        gz_log("TracyVkContext: more than %u Vulkan contexts alive at once in this process; "
+               "no context",
                MAX_CONTEXTS);
         gz_collector_remove(c->collector);
         release(c);
         return NULL;
     }
-    __atomic_store_n(&handles[i].impl, c, __ATOMIC_RELEASE);
-    return &handles[i];
+    return (gpuzones_vk_ctx *)h;
 }
 
 void gpuzones_vk_context_name(gpuzones_vk_ctx *h, const char *name, size_t len)
@@ -396,12 +417,17 @@ void gpuzones_vk_context_destroy(gpuzones_vk_ctx *h)
     gz_vkx *c = gz_vkx_from_handle(h, "TracyVkDestroy");
     if (!c)
         return;
-    __atomic_store_n(&h->impl, NULL, __ATOMIC_RELEASE);
+    uint32_t slot = (uint32_t)((uintptr_t)h & (MAX_CONTEXTS - 1));
+    pthread_mutex_lock(&handles_lock);
+    __atomic_store_n(&handles[slot].impl, NULL, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&handles_lock);
     /* The worker may be inside our collector: remove waits for it. */
     gz_collector_remove(c->collector);
     pthread_mutex_lock(&c->lock);
     gz_vkx_harvest(c, true);
     gz_vkx_drop_pending(c);
     pthread_mutex_unlock(&c->lock);
+    /* Every zone of a track of its own has been emitted (or counted):
+     * here that track could end (gz_track_end, once the client has it). */
     release(c);
 }

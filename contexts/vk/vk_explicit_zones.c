@@ -13,11 +13,14 @@
 
 #include "gz_vk_explicit.h"
 
-static bool reserve_slot(gz_vkx *c, uint64_t *seq)
+/* A slot for the next zone: at most GZ_VKX_ZONES since the last collect,
+ * and a slot whose queries were reset. false: full (*ring says which). */
+static bool reserve_slot(gz_vkx *c, uint64_t *seq, bool *ring)
 {
     uint64_t head = __atomic_load_n(&c->head, __ATOMIC_RELAXED);
     do {
-        if (head - __atomic_load_n(&c->freed, __ATOMIC_ACQUIRE) >= GZ_VKX_ZONES)
+        *ring = head - __atomic_load_n(&c->freed, __ATOMIC_ACQUIRE) >= GZ_VKX_SLOTS;
+        if (*ring || head - __atomic_load_n(&c->collected, __ATOMIC_RELAXED) >= GZ_VKX_ZONES)
             return false;
     } while (!__atomic_compare_exchange_n(&c->head, &head, head + 1, true, __ATOMIC_ACQ_REL,
                                           __ATOMIC_RELAXED));
@@ -35,15 +38,22 @@ gpuzones_vk_zone gpuzones_vk_zone_begin(gpuzones_vk_ctx *h, VkCommandBuffer cmdb
     if (!c || !cmdbuf)
         return z;
     uint64_t seq;
-    if (!reserve_slot(c, &seq)) {
-        static int once;
-        gz_log_once(&once, "more than %u Vulkan zones of one context between two collects "
-                           "(TracyVkCollect); further zones are dropped (counted)",
-                    GZ_VKX_ZONES);
+    bool ring;
+    if (!reserve_slot(c, &seq, &ring)) {
+        static int once, ring_once;
+        if (ring)
+            gz_log_once(&ring_once, "%u Vulkan zones of one context not read back yet (are "
+                                    "the command buffers with TracyVkCollect submitted?); "
+                                    "further zones are dropped (counted)",
+                        GZ_VKX_SLOTS);
+        else
+            gz_log_once(&once, "more than %u Vulkan zones of one context between two collects "
+                               "(TracyVkCollect); further zones are dropped (counted)",
+                        GZ_VKX_ZONES);
         gz_count_dropped_zones(c->track, 1);
         return z;
     }
-    uint32_t slot = (uint32_t)(seq % GZ_VKX_ZONES);
+    uint32_t slot = (uint32_t)(seq % GZ_VKX_SLOTS);
     c->seq[slot] = seq;
     c->srcloc[slot] = srcloc;
     c->have[slot] = 0;
@@ -67,7 +77,7 @@ void gpuzones_vk_zone_end(gpuzones_vk_zone *z)
     gz_vkx *c = gz_vkx_from_handle(z->ctx, "TracyVkZone's end");
     if (!c)
         return;
-    uint32_t slot = (uint32_t)(z->seq % GZ_VKX_ZONES);
+    uint32_t slot = (uint32_t)(z->seq % GZ_VKX_SLOTS);
     if (c->seq[slot] != z->seq ||
         __atomic_load_n(&c->state[slot], __ATOMIC_ACQUIRE) != ZS_OPEN) {
         static int once;
@@ -89,7 +99,7 @@ static uint64_t marker_of(uint32_t id)
 
 static bool copy_done(const gz_vkx *c, uint32_t i)
 {
-    const uint64_t *m = &c->buf.results[2 * ((size_t)i * GZ_VKX_REGION + 2 * GZ_VKX_ZONES)];
+    const uint64_t *m = &c->buf.results[2 * ((size_t)i * GZ_VKX_REGION + 2 * GZ_VKX_SLOTS)];
     return c->copies[i].id &&
            __atomic_load_n(&m[1], __ATOMIC_ACQUIRE) == marker_of(c->copies[i].id);
 }
@@ -101,7 +111,7 @@ static void apply_copy(gz_vkx *c, uint32_t i, uint64_t *max_end)
     const uint64_t *r = &c->buf.results[2 * (size_t)i * GZ_VKX_REGION];
     for (uint32_t k = 0; k < cp->count; k++) {
         uint64_t seq = cp->first + k;
-        uint32_t slot = (uint32_t)(seq % GZ_VKX_ZONES);
+        uint32_t slot = (uint32_t)(seq % GZ_VKX_SLOTS);
         if (seq < c->tail || c->seq[slot] != seq)
             continue;
         const uint64_t *b = &r[4 * (size_t)k], *e = b + 2;
@@ -157,7 +167,7 @@ void gz_vkx_harvest(gz_vkx *c, bool final)
     uint32_t n = 0, zones = 0;
     uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
     while (c->tail < head) {
-        uint32_t slot = (uint32_t)(c->tail % GZ_VKX_ZONES);
+        uint32_t slot = (uint32_t)(c->tail % GZ_VKX_SLOTS);
         uint8_t st = __atomic_load_n(&c->state[slot], __ATOMIC_ACQUIRE);
         if (st != ZS_ENDED || c->have[slot] != 3) {
             if (!final)
@@ -199,10 +209,10 @@ void gz_vkx_harvest(gz_vkx *c, bool final)
     if (c->host_reset) {
         uint64_t freed = __atomic_load_n(&c->freed, __ATOMIC_RELAXED);
         while (freed < c->tail) {
-            uint32_t slot = (uint32_t)(freed % GZ_VKX_ZONES);
+            uint32_t slot = (uint32_t)(freed % GZ_VKX_SLOTS);
             uint32_t count = (uint32_t)(c->tail - freed);
-            if (count > GZ_VKX_ZONES - slot)
-                count = GZ_VKX_ZONES - slot;
+            if (count > GZ_VKX_SLOTS - slot)
+                count = GZ_VKX_SLOTS - slot;
             c->f.vk.ResetQueryPool(c->device, c->pool, 2 * slot, 2 * count);
             freed += count;
         }
@@ -229,10 +239,10 @@ static ranges zone_ranges(uint64_t from, uint64_t to)
 {
     ranges r = {0};
     while (from < to && r.n < 2) {
-        uint32_t slot = (uint32_t)(from % GZ_VKX_ZONES);
+        uint32_t slot = (uint32_t)(from % GZ_VKX_SLOTS);
         uint64_t count = to - from;
-        if (count > GZ_VKX_ZONES - slot)
-            count = GZ_VKX_ZONES - slot;
+        if (count > GZ_VKX_SLOTS - slot)
+            count = GZ_VKX_SLOTS - slot;
         r.first[r.n] = slot;
         r.count[r.n++] = (uint32_t)count;
         from += count;
@@ -293,7 +303,7 @@ static void record_copy(gz_vkx *c, VkCommandBuffer cb, uint64_t head)
                           .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT};
     f->CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
                           1, &ww, 0, NULL, 0, NULL);
-    c->f.CmdFillBuffer(cb, c->buf.buffer, (base + 2 * GZ_VKX_ZONES) * GZ_VK_RESULT_SIZE,
+    c->f.CmdFillBuffer(cb, c->buf.buffer, (base + 2 * GZ_VKX_SLOTS) * GZ_VK_RESULT_SIZE,
                        GZ_VK_RESULT_SIZE, id);
     VkMemoryBarrier to_host = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                                .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
@@ -326,6 +336,9 @@ void gpuzones_vk_collect(gpuzones_vk_ctx *h, VkCommandBuffer cb)
     gz_vkx_harvest(c, false);
     uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
     if (cb) {
+        /* The next GZ_VKX_ZONES zones may begin (the ring has room for
+         * them and for those before, which this copy will read). */
+        __atomic_store_n(&c->collected, head, __ATOMIC_RELAXED);
         if (!c->host_reset)
             record_resets(c, cb);
         if (head > c->tail)

@@ -39,6 +39,14 @@ typedef enum gz_shim_fn {
     GZ_SHIM_glPopDebugGroupKHR,
     GZ_SHIM_glPushGroupMarkerEXT,
     GZ_SHIM_glPopGroupMarkerEXT,
+    GZ_SHIM_glFlush,
+    GZ_SHIM_glFinish,
+    GZ_SHIM_glFenceSync,
+    GZ_SHIM_glReadPixels,
+    GZ_SHIM_glReadnPixels,
+    GZ_SHIM_glReadnPixelsARB,
+    GZ_SHIM_glReadnPixelsEXT,
+    GZ_SHIM_glReadnPixelsKHR,
     GZ_SHIM_COUNT
 } gz_shim_fn;
 
@@ -52,7 +60,7 @@ void gz_shim_note_real(gz_shim_fn fn, void *real);
 /* The real dlsym. */
 void *gz_shim_real_dlsym(void *handle, const char *name);
 
-/* The wrappers (defined in shim_egl.c, shim_glx.c, shim_gl.c). */
+/* The wrappers (defined in shim_egl.c, shim_glx.c, shim_gl.c, shim_sync.c). */
 extern void *const gz_shim_wrappers[GZ_SHIM_COUNT];
 
 /* The context current on the calling thread, as the shim saw it. */

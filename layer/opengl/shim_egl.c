@@ -21,7 +21,9 @@ EGLBoolean eglSwapBuffers(EGLDisplay dpy, EGLSurface surface)
     swap_fn real = (swap_fn)gz_shim_real(GZ_SHIM_eglSwapBuffers);
     if (!real)
         return EGL_FALSE;
-    gz_gl_ctx *c = gz_shim_current();
+    /* No surface: the call fails (EGL_BAD_SURFACE) and swaps nothing, so it
+     * is no frame boundary; the context stays timed by its flushes. */
+    gz_gl_ctx *c = surface == EGL_NO_SURFACE ? NULL : gz_shim_current();
     gz_gl_frame_boundary(c, true);
     EGLBoolean r = real(dpy, surface);
     gz_gl_frame_boundary(c, false);
@@ -34,7 +36,7 @@ static EGLBoolean swap_damage(gz_shim_fn fn, EGLDisplay dpy, EGLSurface surface,
     swap_damage_fn real = (swap_damage_fn)gz_shim_real(fn);
     if (!real)
         return EGL_FALSE;
-    gz_gl_ctx *c = gz_shim_current();
+    gz_gl_ctx *c = surface == EGL_NO_SURFACE ? NULL : gz_shim_current();
     gz_gl_frame_boundary(c, true);
     EGLBoolean r = real(dpy, surface, rects, n);
     gz_gl_frame_boundary(c, false);

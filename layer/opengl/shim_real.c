@@ -31,6 +31,14 @@ static const char *const names[GZ_SHIM_COUNT] = {
     [GZ_SHIM_glPopDebugGroupKHR] = "glPopDebugGroupKHR",
     [GZ_SHIM_glPushGroupMarkerEXT] = "glPushGroupMarkerEXT",
     [GZ_SHIM_glPopGroupMarkerEXT] = "glPopGroupMarkerEXT",
+    [GZ_SHIM_glFlush] = "glFlush",
+    [GZ_SHIM_glFinish] = "glFinish",
+    [GZ_SHIM_glFenceSync] = "glFenceSync",
+    [GZ_SHIM_glReadPixels] = "glReadPixels",
+    [GZ_SHIM_glReadnPixels] = "glReadnPixels",
+    [GZ_SHIM_glReadnPixelsARB] = "glReadnPixelsARB",
+    [GZ_SHIM_glReadnPixelsEXT] = "glReadnPixelsEXT",
+    [GZ_SHIM_glReadnPixelsKHR] = "glReadnPixelsKHR",
 };
 
 static void *_Atomic reals[GZ_SHIM_COUNT];
@@ -73,7 +81,7 @@ NO_SANITIZE void *gz_shim_real_dlsym(void *handle, const char *name)
 
 NO_SANITIZE void *gz_shim_wrapper_for(const char *name, gz_shim_fn *fn)
 {
-    /* Every name we wrap starts with "egl", "glX" or "glP". */
+    /* Every name we wrap starts with "egl" or "gl". */
     if (!name || (name[0] != 'e' && name[0] != 'g'))
         return NULL;
     for (int i = 0; i < GZ_SHIM_COUNT; i++)

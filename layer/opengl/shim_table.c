@@ -15,6 +15,10 @@
 
 void APIENTRY glPushDebugGroupKHR(GLenum source, GLuint id, GLsizei length, const GLchar *message);
 void APIENTRY glPopDebugGroupKHR(void);
+void APIENTRY glReadnPixelsKHR(GLint x, GLint y, GLsizei width, GLsizei height, GLenum format,
+                               GLenum type, GLsizei bufSize, void *data);
+void APIENTRY glReadnPixelsEXT(GLint x, GLint y, GLsizei width, GLsizei height, GLenum format,
+                               GLenum type, GLsizei bufSize, void *data);
 
 void *const gz_shim_wrappers[GZ_SHIM_COUNT] = {
     [GZ_SHIM_eglGetProcAddress] = (void *)eglGetProcAddress,
@@ -40,4 +44,12 @@ void *const gz_shim_wrappers[GZ_SHIM_COUNT] = {
     [GZ_SHIM_glPopDebugGroupKHR] = (void *)glPopDebugGroupKHR,
     [GZ_SHIM_glPushGroupMarkerEXT] = (void *)glPushGroupMarkerEXT,
     [GZ_SHIM_glPopGroupMarkerEXT] = (void *)glPopGroupMarkerEXT,
+    [GZ_SHIM_glFlush] = (void *)glFlush,
+    [GZ_SHIM_glFinish] = (void *)glFinish,
+    [GZ_SHIM_glFenceSync] = (void *)glFenceSync,
+    [GZ_SHIM_glReadPixels] = (void *)glReadPixels,
+    [GZ_SHIM_glReadnPixels] = (void *)glReadnPixels,
+    [GZ_SHIM_glReadnPixelsARB] = (void *)glReadnPixelsARB,
+    [GZ_SHIM_glReadnPixelsEXT] = (void *)glReadnPixelsEXT,
+    [GZ_SHIM_glReadnPixelsKHR] = (void *)glReadnPixelsKHR,
 };

@@ -9,7 +9,9 @@
   macro) and inside the host window of their frame. Disabled: no gpuzones
   symbol, no libgpuzones in NEEDED, no trace. Misuse (a zone ended twice, a
   destroyed context used, more zones than the ring holds before a collect)
-  gives a "gpuzones:" message, exit status 0 and the right counts.
+  gives a "gpuzones:" message, exit status 0 and the right counts. Under
+  load: the ring wrapping around, collects in flight beyond the copy
+  regions, 300 contexts created and destroyed (zones, resident memory).
 --part layer: the volk sample (Vulkan through volk, no libvulkan linked)
   alone and under VK_LAYER_GPUZONES_timing: under the layer the explicit
   zones sit on the layer's queue track, inside the layer's command-buffer
@@ -276,6 +278,70 @@ def check_threads(exe, tmp):
           + r.stderr[-300:])
 
 
+# A context created and destroyed may leave this much resident memory: the
+# client's state of its track (its clock model alone is 49.5 KiB), kept
+# until the process ends for want of a call that ends a track (measured
+# here: 52 KiB). The context's own host buffer (1 MiB) and query pool go.
+CHURN_KIB = 100
+
+
+def check_stress(tag, exe, tmp, slack, churn):
+    """The ring wrapping around (20 frames of 2000 zones, each collected,
+    submitted and waited for: none dropped), 40 frames with their collects
+    submitted together (more than the copy regions), and with churn 300
+    contexts created and destroyed one after the other."""
+    r, trace = run_traced(exe, ["wrap", "20"], tmp, tag + "-wrap")
+    if check(r.returncode == 0, "%s wrap: exit %d: %s" % (tag, r.returncode, r.stderr[-500:])):
+        t = gztrace.load(trace)
+        for e in t.accounting_errors():
+            check(False, "%s wrap: %s" % (tag, e))
+        zs = sorted(t.gpu_zones(name="Wrap"), key=lambda z: z["_ts"])
+        windows = frames_of(r.stdout)
+        if check(len(zs) == 20 * 2000 and len(windows) == 20,
+                 "%s wrap: %d zones in %d frames, expected 40000 in 20" % (tag, len(zs), len(windows))):
+            for f, (t0, t1) in enumerate(windows):
+                out = [z for z in zs[2000 * f:2000 * (f + 1)]
+                       if z["_ts"] < t0 - slack or z["_end"] > t1 + slack]
+                check(not out, "%s wrap: frame %d: %d zones outside its host window, e.g. %s"
+                      % (tag, f, len(out), out and gztrace.describe(out[0])))
+    r, trace = run_traced(exe, ["pipelined", "40"], tmp, tag + "-pipelined")
+    if check(r.returncode == 0, "%s pipelined: exit %d: %s" % (tag, r.returncode, r.stderr[-500:])):
+        t = gztrace.load(trace)
+        for e in t.accounting_errors():
+            check(False, "%s pipelined: %s" % (tag, e))
+        zs = t.gpu_zones(name="Piped")
+        win = [l.split() for l in r.stdout.splitlines() if l.startswith("pipelined ")]
+        if check(len(zs) == 40 * 40 and win, "%s pipelined: %d zones, expected 1600" % (tag, len(zs))):
+            t0, t1 = int(win[0][1]), int(win[0][2])
+            out = [z for z in zs if z["_ts"] < t0 - slack or z["_end"] > t1 + slack]
+            check(not out, "%s pipelined: %d zones outside the host window" % (tag, len(out)))
+    if not churn:
+        return
+    env = base_env()
+    if "ASAN_OPTIONS" in env:  # freed memory would wait in the sanitizer's quarantine
+        env["ASAN_OPTIONS"] += ":quarantine_size_mb=0"
+    r, trace = run_traced(exe, ["churn", "300"], tmp, tag + "-churn", env=env)
+    if check(r.returncode == 0, "%s churn: exit %d: %s" % (tag, r.returncode, r.stderr[-500:])):
+        t = gztrace.load(trace)
+        for e in t.accounting_errors():
+            check(False, "%s churn: %s" % (tag, e))
+        check("contexts alive at once" not in r.stderr and "more than" not in r.stderr,
+              "%s churn: a context was refused: %s" % (tag, r.stderr[-300:]))
+        zs = sorted(t.gpu_zones(name="Churn"), key=lambda z: z["_ts"])
+        windows = [tuple(int(x) for x in l.split()[2:4]) for l in r.stdout.splitlines()
+                   if l.startswith("churn ")]
+        if check(len(zs) == 300 == len(windows), "%s churn: %d zones for %d contexts, expected 300"
+                 % (tag, len(zs), len(windows))):
+            out = [z for z, (t0, t1) in zip(zs, windows) if z["_ts"] < t0 - slack or z["_end"] > t1 + slack]
+            check(not out, "%s churn: %d zones outside their context's window" % (tag, len(out)))
+        rss = [l.split() for l in r.stdout.splitlines() if l.startswith("rss ")]
+        if check(rss, "%s churn: no rss line" % tag):
+            per = (int(rss[0][2]) - int(rss[0][1])) / 270
+            print("%s churn: %.1f KiB of resident memory a context" % (tag, per))
+            check(per <= CHURN_KIB, "%s churn: resident memory grows by %.1f KiB a context created "
+                  "and destroyed (at most %d expected)" % (tag, per, CHURN_KIB))
+
+
 def part_installed(args, tmp):
     pkg = install(args.build, tmp)
     if not pkg:
@@ -294,6 +360,9 @@ def part_installed(args, tmp):
     if progs.get("c-on"):
         check_misuse(progs["c-on"], tmp)
         check_threads(progs["c-on"], tmp)
+        check_stress("c-on", progs["c-on"], tmp, SYNC_SLACK_NS, churn=True)
+    if progs.get("cxx-host-on"):  # host query reset: slots freed at read-back
+        check_stress("cxx-host-on", progs["cxx-host-on"], tmp, CALIBRATED_SLACK_NS, churn=False)
 
 
 # ---- the volk sample, alone and under the layer ------------------------------

@@ -29,6 +29,11 @@
  *   GZFAULT_VALID_BITS=N         every queue family reports timestampValidBits
  *                                N; 0 means "no timestamps", 1..64 also masks
  *                                every timestamp handed up to N bits
+ *   GZFAULT_LEAK=1               each vkCreateInstance allocates 128 bytes and
+ *                                drops them: a leak in a library the loader
+ *                                unloads at vkDestroyInstance, as a driver's
+ *                                leak is (tests/lsan checks that the sanitized
+ *                                runs tell it from a leak of ours)
  *
  * A fake device counter (all read once, when the library is loaded):
  *
@@ -319,6 +324,16 @@ static device_data *find_device(const void *dispatchable)
     return found;
 }
 
+/* GZFAULT_LEAK: 128 bytes nobody points to once this returns (written, so
+ * that the allocation is not optimised away). */
+__attribute__((noinline)) static void leak_once(void)
+{
+    char *p = malloc(128);
+    if (p)
+        memset(p, 0x5a, 128);
+    __asm__ volatile("" : : "r"(p) : "memory");
+}
+
 static VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo *info,
                                                      const VkAllocationCallbacks *alloc,
                                                      VkInstance *instance)
@@ -335,6 +350,9 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo 
     VkResult r = create(info, alloc, instance);
     if (r != VK_SUCCESS)
         return r;
+    const char *leak = getenv("GZFAULT_LEAK");
+    if (leak && !strcmp(leak, "1"))
+        leak_once();
     pthread_mutex_lock(&lock);
     for (int i = 0; i < MAX_OBJECTS; i++) {
         if (!instances[i].key) {

@@ -15,7 +15,20 @@
  *                             state the program can observe; exit 1 if one does
  *   glt contexts              (EGL) two contexts made current in the other
  *                             order than created, a failed creation between
- *                             them; prints the failed creation's EGL error */
+ *                             them; prints the failed creation's EGL error
+ *   glt noswap TRUTH FRAMES END [HEAVY]
+ *                             the groups' frames, never swapped (EGL: current
+ *                             with no surface at all), each ended by END:
+ *                             finish, flush, readpixels, fence (glFenceSync +
+ *                             glClientWaitSync), or mixed (a glFlush between
+ *                             the groups, another inside "pass B", then glFinish);
+ *                             on EGL each frame also calls eglSwapBuffers with
+ *                             no surface, which fails
+ *   glt stress TRUTH N        "outer" { N tiny groups "g" }, no swap and no
+ *                             flush at all, then one glFinish
+ *   glt churn TRUTH N         (EGL) N contexts, each created, made current, a
+ *                             group, glFinish, released and destroyed; the
+ *                             resident memory after the first and the last */
 #ifdef GLT_GLX
 #include <epoxy/gl.h>
 #include <epoxy/glx.h>
@@ -67,11 +80,15 @@ static EGLConfig cfg;
 #endif
 static GLuint prog, vao, fbo, tex;
 static GLint iters_loc;
+/* noswap, stress: on EGL the context is current with no surface at all
+ * (EGL_KHR_surfaceless_context); on GLX on its window, never swapped. */
+static int no_surface;
 
 /* Mesa's driver (swrast_dri.so, llvmpipe) leaks a few allocations of its
  * own and is unloaded by eglTerminate, after which LeakSanitizer cannot
  * name it. Keeping it loaded lets the sanitized test run suppress exactly
- * the driver's leaks (tests/gl/lsan.supp) and nothing of ours. */
+ * the driver's leaks (tests/lsan.supp) and nothing of ours, also when the
+ * run does not preload tests/lsan/keep_modules.c, which keeps every library. */
 static int keep_driver(struct dl_phdr_info *info, size_t size, void *data)
 {
     if (info->dlpi_name && strstr(info->dlpi_name, "_dri.so"))
@@ -180,6 +197,12 @@ static void setup_window_system(void)
 {
     egl_init();
     ctx = eglCreateContext(dpy, cfg, EGL_NO_CONTEXT, ctx_attr);
+    if (no_surface) {
+        pbuf = EGL_NO_SURFACE;
+        if (ctx == EGL_NO_CONTEXT || !eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx))
+            die("no surfaceless GL 4.5 core context");
+        return;
+    }
     const EGLint pb_attr[] = {EGL_WIDTH, 16, EGL_HEIGHT, 16, EGL_NONE};
     pbuf = eglCreatePbufferSurface(dpy, cfg, pb_attr);
     if (ctx == EGL_NO_CONTEXT || pbuf == EGL_NO_SURFACE || !eglMakeCurrent(dpy, pbuf, pbuf, ctx))
@@ -195,7 +218,8 @@ static void teardown(void)
 {
     eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
     eglDestroyContext(dpy, ctx);
-    eglDestroySurface(dpy, pbuf);
+    if (pbuf != EGL_NO_SURFACE)
+        eglDestroySurface(dpy, pbuf);
     eglTerminate(dpy);
 }
 #endif
@@ -304,6 +328,116 @@ static int run_groups(const char *truth_path, int frames, int heavy)
     fprintf(t, "{\"ev\":\"finish\",\"ns\":%llu}\n", (unsigned long long)now_ns());
     teardown();
     fprintf(t, "{\"ev\":\"end\",\"ns\":%llu}\n", (unsigned long long)now_ns());
+    fclose(t);
+    return 0;
+}
+
+/* ---- programs that never swap -------------------------------------------- */
+
+/* Ends a frame with the call END names; returns the host time by which the
+ * work before it had certainly finished (0: not known, for glFlush). */
+static uint64_t end_frame(const char *end)
+{
+    if (!strcmp(end, "finish") || !strcmp(end, "mixed")) {
+        glFinish();
+        return now_ns();
+    }
+    if (!strcmp(end, "flush")) {
+        glFlush();
+        return 0;
+    }
+    if (!strcmp(end, "readpixels"))
+        return read_result();
+    if (!strcmp(end, "fence")) {
+        GLsync s = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+        GLenum r = glClientWaitSync(s, GL_SYNC_FLUSH_COMMANDS_BIT, 5000000000ull);
+        uint64_t t = now_ns();
+        glDeleteSync(s);
+        if (r != GL_ALREADY_SIGNALED && r != GL_CONDITION_SATISFIED)
+            die("glClientWaitSync did not see the fence");
+        return t;
+    }
+    die("unknown frame end");
+    return 0;
+}
+
+/* The groups' frames of run_groups, never swapped, each ended by END
+ * (mixed: a glFlush between the groups, one inside "pass B" that ends no
+ * zone, then glFinish). Truth: per frame the host times around the calls. */
+static int run_noswap(const char *truth_path, int frames, const char *end, int heavy)
+{
+    FILE *t = fopen(truth_path, "w");
+    if (!t)
+        die("cannot write the truth file");
+    no_surface = 1;
+    uint64_t t0 = now_ns();
+    setup();
+    fprintf(t, "{\"ev\":\"current\",\"ns\":%llu}\n", (unsigned long long)t0);
+    for (int f = 0; f < frames; f++) {
+        uint64_t a = now_ns();
+        push("pass A");
+        draw(4);
+        push("inner");
+        draw(heavy);
+        glPopDebugGroup();
+        glPopDebugGroup();
+        uint64_t m0 = 0, m1 = 0;
+        if (!strcmp(end, "mixed")) {
+            m0 = now_ns();
+            glFlush();
+            m1 = now_ns();
+        }
+        push("pass B");
+        draw(4);
+        if (!strcmp(end, "mixed"))
+            glFlush(); /* inside a group: ends no zone */
+        glPopDebugGroup();
+        uint64_t e0 = now_ns();
+        uint64_t done = end_frame(end);
+        uint64_t e1 = now_ns();
+#ifndef GLT_GLX
+        /* As a surfaceless program may: a swap with no surface fails and
+         * swaps nothing (it must not make frames). */
+        if (eglSwapBuffers(dpy, EGL_NO_SURFACE) || eglGetError() != EGL_BAD_SURFACE)
+            die("a swap of no surface did not fail with EGL_BAD_SURFACE");
+#endif
+        fprintf(t,
+                "{\"ev\":\"frame\",\"frame\":%d,\"begin\":%llu,\"flush_begin\":%llu,"
+                "\"flush_end\":%llu,\"end_begin\":%llu,\"end_end\":%llu,\"done\":%llu}\n",
+                f, (unsigned long long)a, (unsigned long long)m0, (unsigned long long)m1,
+                (unsigned long long)e0, (unsigned long long)e1, (unsigned long long)done);
+    }
+    glFinish();
+    fprintf(t, "{\"ev\":\"finish\",\"ns\":%llu}\n", (unsigned long long)now_ns());
+    teardown();
+    fclose(t);
+    return 0;
+}
+
+/* Many tiny groups inside one, with nothing that flushes or swaps until
+ * the end: the driver never gets a word from the program to flush. */
+static int run_stress(const char *truth_path, int n)
+{
+    FILE *t = fopen(truth_path, "w");
+    if (!t)
+        die("cannot write the truth file");
+    no_surface = 1;
+    setup();
+    uint64_t a = now_ns();
+    push("outer");
+    for (int i = 0; i < n; i++) {
+        push("g");
+        glClear(GL_COLOR_BUFFER_BIT);
+        glPopDebugGroup();
+    }
+    glPopDebugGroup();
+    uint64_t e0 = now_ns();
+    glFinish();
+    uint64_t done = now_ns();
+    fprintf(t, "{\"ev\":\"stress\",\"groups\":%d,\"begin\":%llu,\"end_begin\":%llu,"
+               "\"done\":%llu}\n",
+            n, (unsigned long long)a, (unsigned long long)e0, (unsigned long long)done);
+    teardown();
     fclose(t);
     return 0;
 }
@@ -478,6 +612,47 @@ static int run_state(void)
 }
 
 #ifndef GLT_GLX
+/* Resident memory in KiB (/proc/self/statm: pages). */
+static long rss_kib(void)
+{
+    long size = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f || fscanf(f, "%ld %ld", &size, &resident) != 2)
+        die("cannot read /proc/self/statm");
+    fclose(f);
+    return resident * 4;
+}
+
+/* Contexts created and destroyed one after the other, each timed. */
+static int run_churn(const char *truth_path, int n)
+{
+    FILE *t = fopen(truth_path, "w");
+    if (!t)
+        die("cannot write the truth file");
+    egl_init();
+    long first = 0;
+    for (int i = 0; i < n; i++) {
+        EGLContext c = eglCreateContext(dpy, cfg, EGL_NO_CONTEXT, ctx_attr);
+        if (c == EGL_NO_CONTEXT || !eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, c))
+            die("a churn context");
+        push("churn");
+        glClear(GL_COLOR_BUFFER_BIT);
+        glPopDebugGroup();
+        glFinish();
+        eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+        eglDestroyContext(dpy, c);
+        if (i == 0 || i == n / 10)
+            first = rss_kib(); /* after the driver's first-use allocations */
+    }
+    long last = rss_kib();
+    fprintf(t, "{\"ev\":\"churn\",\"contexts\":%d,\"rss_first_kib\":%ld,\"rss_last_kib\":%ld,"
+               "\"measured_from\":%d}\n",
+            n, first, last, n / 10);
+    eglTerminate(dpy);
+    fclose(t);
+    return 0;
+}
+
 /* Context creation: the timeline numbers contexts in creation order. The
  * first context created is made current only after the second one, and a
  * failed creation (a version no driver has) between them takes no number
@@ -523,9 +698,15 @@ int main(int argc, char **argv)
 #endif
     if (argc >= 2 && !strcmp(argv[1], "state"))
         return run_state();
+    if (argc >= 5 && !strcmp(argv[1], "noswap"))
+        return run_noswap(argv[2], atoi(argv[3]), argv[4], argc >= 6 ? atoi(argv[5]) : 1000);
+    if (argc >= 4 && !strcmp(argv[1], "stress"))
+        return run_stress(argv[2], atoi(argv[3]));
 #ifndef GLT_GLX
     if (argc >= 2 && !strcmp(argv[1], "contexts"))
         return run_contexts();
+    if (argc >= 4 && !strcmp(argv[1], "churn"))
+        return run_churn(argv[2], atoi(argv[3]));
 #endif
     fprintf(stderr, "usage: glt groups TRUTH FRAMES [HEAVY] | glt state\n");
     return 2;
