@@ -120,6 +120,11 @@ bool gz_emit(const gz_item *item)
     return running() && gz_queue_push(&gz_the_client.queue, item);
 }
 
+uint32_t gz_emit_room(void)
+{
+    return running() ? gz_queue_room(&gz_the_client.queue) : 0;
+}
+
 bool gz_emit_n(const gz_item *items, uint32_t n)
 {
     return running() && gz_queue_push_n(&gz_the_client.queue, items, n);

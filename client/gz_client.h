@@ -68,6 +68,11 @@ GZ_EXPORT bool gz_emit(const gz_item *item);
  * When they are refused, the caller counts its zones as dropped. */
 GZ_EXPORT bool gz_emit_n(const gz_item *items, uint32_t n);
 
+/* How many items the queue can take now (a hint). A collector about to
+ * emit more stops and goes on at its next call: the worker takes the queue
+ * in between, so a burst of finished work is delayed, never dropped. */
+GZ_EXPORT uint32_t gz_emit_room(void);
+
 /* Zones lost before they reached the worker (rings full, results lost,
  * queue full). Kept in counters outside the queue so they are never lost. */
 GZ_EXPORT void gz_count_dropped_zones(uint16_t track, uint64_t n);

@@ -27,6 +27,12 @@ typedef struct gz_queue {
 } gz_queue;
 
 bool gz_queue_init(gz_queue *q, uint32_t capacity);
+/* Items the active half can take now (read without the lock: a hint). */
+static inline uint32_t gz_queue_room(const gz_queue *q)
+{
+    uint32_t count = __atomic_load_n(&q->count, __ATOMIC_RELAXED);
+    return count < q->capacity ? q->capacity - count : 0;
+}
 void gz_queue_destroy(gz_queue *q);
 
 /* Returns false (and counts a drop) when the active half is full. */

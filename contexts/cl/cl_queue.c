@@ -344,6 +344,12 @@ static void collect(gz_cl_queue *q, bool final)
         cl_int status = CL_QUEUED;
         cl_int err = q->fns.GetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
                                          sizeof status, &status, NULL);
+        if (err == CL_SUCCESS && status == CL_COMPLETE && !final && gz_emit_room() < 8) {
+            /* The client's queue is full for now: read it at the next
+             * collect (a burst is delayed, never dropped). */
+            work[kept++] = *p;
+            continue;
+        }
         if (err == CL_SUCCESS && status == CL_COMPLETE) {
             emit_command(q, p, gz_host_now_ns());
         } else if (err == CL_SUCCESS && status > CL_COMPLETE && !final) {

@@ -179,6 +179,7 @@ typedef struct gz_vk_record {
     uint64_t submit_ns;
     VkFence fence;    /* the call's */
     uint64_t done_ns; /* when a wait of the app's saw it complete (0: none) */
+    uint64_t call;    /* the submit call that put it on the log (0: a queue label) */
 } gz_vk_record;
 
 typedef struct label_frame {
@@ -194,7 +195,8 @@ struct gz_vk_submit {
     uint32_t name;
     VkFence fence;
     uint64_t submit_ns;
-    uint32_t nrecords; /* records this call added at the log's tail */
+    uint64_t call;     /* this call's number on the queue */
+    uint32_t nrecords; /* records this call added to the log */
 };
 
 /* Sync points for devices without calibrated timestamps (vk_sync.c). The
@@ -255,6 +257,7 @@ struct gz_vk_queue {
 
     gz_vk_submit submit; /* the call in progress */
     uint64_t batch_seq;  /* batches taken on this queue (submitting thread) */
+    uint64_t call_seq;   /* submit calls on this queue */
     gz_vk_sync sync;
 
     gz_item *scratch; /* items of one batch */

@@ -497,6 +497,19 @@ static void harvest_qlabel(gz_vk_queue *q, const gz_vk_record *r)
     }
 }
 
+/* Items a batch's readback may emit at most: its bounds, zones and
+ * arguments, and its label ops. */
+static uint32_t items_of(gz_vk_queue *q, const gz_vk_record *r)
+{
+    uint32_t n = 8 + r->nbrackets;
+    for (uint32_t j = 0; r->kind == REC_BATCH && j + 1 < r->nbrackets; j++) {
+        const gz_vk_entry *e = bracket(q, r, j);
+        if (e->rec)
+            n += e->rec->nops;
+    }
+    return n;
+}
+
 void gz_vk_queue_collect(gz_vk_queue *q, bool final)
 {
     /* Also after a device loss: what the GPU finished before it is in host
@@ -509,6 +522,8 @@ void gz_vk_queue_collect(gz_vk_queue *q, bool final)
         }
         gz_vk_record r = q->log[q->log_head];
         pthread_mutex_unlock(&q->lock);
+        if (!final && gz_emit_room() < items_of(q, &r))
+            break; /* the rest at the next poll: nothing dropped for a burst */
         /* Read without the lock: the submitting thread never touches a
          * submitted batch's entries, and vkGetQueryPoolResults may wait
          * for the whole device on some drivers. */
@@ -601,7 +616,11 @@ gz_vk_submit *gz_vk_submit_begin(gz_vk_queue *q, uint32_t call_name, VkFence fen
     if (!gz_vk_can_calibrate(q->dev) && q->mode == GZ_VK_QUEUE_COPY)
         gz_vk_sync_maybe(q, idle, fence);
     gz_vk_submit *s = &q->submit;
-    *s = (gz_vk_submit){.q = q, .name = call_name, .fence = fence, .submit_ns = gz_host_now_ns()};
+    *s = (gz_vk_submit){.q = q,
+                        .name = call_name,
+                        .fence = fence,
+                        .submit_ns = gz_host_now_ns(),
+                        .call = ++q->call_seq};
     return s;
 }
 
@@ -826,12 +845,23 @@ static bool record_brackets(gz_vk_queue *q, const gz_vk_record *r, uint32_t n,
     return true;
 }
 
-/* Drops the batch at the log's tail (its call is in progress). */
-static void untake_tail(gz_vk_queue *q)
+/* Drops the newest batch of call s (in progress: nothing after it is
+ * submitted, though a queue label may have been logged after it by a
+ * callback re-entering us during the call down). */
+static void untake_newest(gz_vk_submit *s)
 {
+    gz_vk_queue *q = s->q;
     pthread_mutex_lock(&q->lock);
-    release_batch(q, log_at(q, q->log_count - 1));
-    q->log_count--;
+    for (uint32_t i = q->log_count; i-- > 0;) {
+        gz_vk_record *r = log_at(q, i);
+        if (r->call != s->call)
+            continue;
+        release_batch(q, r);
+        for (uint32_t k = i; k + 1 < q->log_count; k++)
+            *log_at(q, k) = *log_at(q, k + 1);
+        q->log_count--;
+        break;
+    }
     pthread_mutex_unlock(&q->lock);
 }
 
@@ -890,6 +920,7 @@ uint32_t gz_vk_submit_batch(gz_vk_submit *s, uint32_t batch, const VkCommandBuff
     }
     *r = rec;
     r->fence = s->fence;
+    r->call = s->call;
     r->flow = gz_flow_next();
     r->submitted = false;
     s->nrecords++;
@@ -900,7 +931,7 @@ uint32_t gz_vk_submit_batch(gz_vk_submit *s, uint32_t batch, const VkCommandBuff
         gz_log_once(&once, "recording the layer's command buffers failed on %s; that "
                            "submission is not timed (counted as dropped)",
                     dev->info.device_name);
-        untake_tail(q);
+        untake_newest(s);
         s->nrecords--;
         return pass_untimed(q, app, n, out, per_cmdbuf);
     }
@@ -917,19 +948,31 @@ void gz_vk_submit_end(gz_vk_submit *s, VkResult result)
 {
     gz_vk_queue *q = s->q;
     pthread_mutex_lock(&q->lock);
-    uint32_t tail = q->log_count - s->nrecords;
-    if (result == VK_SUCCESS) {
-        for (uint32_t i = 0; i < s->nrecords; i++) {
-            gz_vk_record *r = log_at(q, tail + i);
+    /* This call's records are the newest but for queue labels that a
+     * callback re-entering us during the call down may have logged after
+     * them: found from the tail. None is submitted yet, so the worker has
+     * read nothing from the first of them on. */
+    uint32_t first = q->log_count, found = 0;
+    for (uint32_t i = q->log_count; found < s->nrecords && i-- > 0;) {
+        gz_vk_record *r = log_at(q, i);
+        if (r->call != s->call)
+            continue;
+        found++;
+        first = i;
+        if (result == VK_SUCCESS) {
             r->submitted = true;
             gz_flow_out(r->flow, s->submit_ns);
+        } else {
+            release_batch(q, r); /* nothing was submitted: forgotten */
+            r->call = UINT64_MAX;
         }
-    } else {
-        /* Nothing was submitted: forget this call's batches, giving their
-         * entries back. */
-        for (uint32_t i = 0; i < s->nrecords; i++)
-            release_batch(q, log_at(q, tail + i));
-        q->log_count = tail;
+    }
+    if (result != VK_SUCCESS) {
+        uint32_t kept = first;
+        for (uint32_t i = first; i < q->log_count; i++)
+            if (log_at(q, i)->call != UINT64_MAX)
+                *log_at(q, kept++) = *log_at(q, i);
+        q->log_count = kept;
     }
     pthread_mutex_unlock(&q->lock);
     if (result == VK_ERROR_DEVICE_LOST && !gz_vk_device_lost(q->dev)) {

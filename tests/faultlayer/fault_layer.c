@@ -79,6 +79,14 @@
  *                                real ones (the second with no timestamps)
  *   GZFAULT_EXTRA_QUEUES=N       the first family offers N more queues
  *
+ * A lower layer whose callback comes back to the top of the chain:
+ *
+ *   GZFAULT_REENTER=1            inside each vkQueueSubmit*, before calling
+ *                                down, names the queue "renamed in a
+ *                                callback" and begins and ends a queue label
+ *                                "callback label" on it, through the loader
+ *                                (so through every layer above this one)
+ *
  * Every other call passes straight through. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -1140,9 +1148,44 @@ static VkResult submit_fault(void)
             fq_unlock();                                                                           \
     } while (0)
 
+/* GZFAULT_REENTER: what a lower layer's callback into the app may do
+ * during a submit (the layers above must not hold a lock across it). */
+static void reenter(VkQueue queue)
+{
+    static int mode = -1;
+    static PFN_vkGetDeviceProcAddr top;
+    if (mode < 0) {
+        mode = env_on("GZFAULT_REENTER");
+        void *loader = mode ? dlopen("libvulkan.so.1", RTLD_NOW | RTLD_NOLOAD) : NULL;
+        top = loader ? (PFN_vkGetDeviceProcAddr)dlsym(loader, "vkGetDeviceProcAddr") : NULL;
+    }
+    device_data *d = top ? find_device(queue) : NULL;
+    if (!d)
+        return;
+    PFN_vkSetDebugUtilsObjectNameEXT set_name =
+        (PFN_vkSetDebugUtilsObjectNameEXT)top(d->handle, "vkSetDebugUtilsObjectNameEXT");
+    PFN_vkQueueBeginDebugUtilsLabelEXT begin =
+        (PFN_vkQueueBeginDebugUtilsLabelEXT)top(d->handle, "vkQueueBeginDebugUtilsLabelEXT");
+    PFN_vkQueueEndDebugUtilsLabelEXT end =
+        (PFN_vkQueueEndDebugUtilsLabelEXT)top(d->handle, "vkQueueEndDebugUtilsLabelEXT");
+    VkDebugUtilsObjectNameInfoEXT name = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT,
+                                          .objectType = VK_OBJECT_TYPE_QUEUE,
+                                          .objectHandle = (uint64_t)(uintptr_t)queue,
+                                          .pObjectName = "renamed in a callback"};
+    VkDebugUtilsLabelEXT label = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT,
+                                  .pLabelName = "callback label"};
+    if (set_name)
+        set_name(d->handle, &name);
+    if (begin && end) {
+        begin(queue, &label);
+        end(queue);
+    }
+}
+
 static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit(VkQueue queue, uint32_t count,
                                                   const VkSubmitInfo *submits, VkFence fence)
 {
+    reenter(queue);
     VkResult r = submit_fault();
     device_data *d = find_device(queue);
     if (r == VK_SUCCESS)
@@ -1153,6 +1196,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit(VkQueue queue, uint32_t count,
 static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2(VkQueue queue, uint32_t count,
                                                    const VkSubmitInfo2 *submits, VkFence fence)
 {
+    reenter(queue);
     VkResult r = submit_fault();
     device_data *d = find_device(queue);
     if (r == VK_SUCCESS)

@@ -47,6 +47,8 @@ SCENARIOS = {
     "loop": (["loop", "100000", "1000"], None),
     "rate": (["rate", "2000", "60"], None),
     "churn": (["churn", "300"], None),
+    # A lower layer's callback comes back to our layer during the submit.
+    "reenter": (["small"], {"GZFAULT_REENTER": "1"}),
 }
 
 # gpuzones settings per scenario.
@@ -266,6 +268,20 @@ def check(scenario, p, base, trace, said, tmp):
             f.append("a control character from a label reached stderr (the summary)")
         if any(z["name"] == "injected" for z in trace.zones()):
             f.append("a label's text became an event of its own")
+    elif scenario == "reenter":
+        # No deadlock (we are here), every submit timed, the labels the
+        # callback added and its name on the queue's track.
+        if got.count("small") != 3:
+            f.append("label zones %s, expected three 'small'" % got)
+        # The callback's queue labels hold no GPU work (begun and ended
+        # inside one call): no zone, each counted as dropped.
+        tot = (trace.totals() or {}).get("args", {})
+        if got.count("callback label") or tot.get("zones_dropped") != 3:
+            f.append("the callback's three empty queue labels: %d zones, %s dropped (want 0 and 3)"
+                     % (got.count("callback label"), tot.get("zones_dropped")))
+        if "renamed in a callback" not in trace.thread_names().values():
+            f.append("the callback's name for the queue is not a track name: %s"
+                     % sorted(set(trace.thread_names().values()), key=str)[:6])
     elif scenario == "churn":
         # 300 devices, two labelled submits each, handles reused: every zone
         # on the track of its own device, none lost.
