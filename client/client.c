@@ -23,7 +23,14 @@ static int state;
 static int stopping;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static pthread_t worker;
+/* Track ids: fresh ones from next_track, then those the worker released
+ * after a track's end (so a program that creates and destroys devices all
+ * day never runs out). ending: tracks whose owner said they are done, for
+ * the worker to finish after it has written their last zones. */
+static pthread_mutex_t track_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t next_track = 1;
+static uint16_t free_ids[GZ_MAX_TRACKS], ending_ids[GZ_MAX_TRACKS];
+static uint32_t nfree, nending;
 static uint64_t next_flow = 1;
 
 typedef struct collector {
@@ -141,30 +148,78 @@ uint64_t gz_flow_next(void)
     return __atomic_fetch_add(&next_flow, 1, __ATOMIC_RELAXED);
 }
 
+static uint16_t track_id_take(void)
+{
+    uint16_t id = 0;
+    pthread_mutex_lock(&track_lock);
+    if (nfree)
+        id = free_ids[--nfree];
+    else if (next_track < GZ_MAX_TRACKS)
+        id = (uint16_t)next_track++;
+    pthread_mutex_unlock(&track_lock);
+    return id;
+}
+
+static void track_id_give(uint16_t id)
+{
+    pthread_mutex_lock(&track_lock);
+    if (nfree < GZ_MAX_TRACKS)
+        free_ids[nfree++] = id;
+    pthread_mutex_unlock(&track_lock);
+}
+
 uint16_t gz_track_new(gz_track_api api, const char *name, double period_ns, uint32_t valid_bits,
                       uint16_t clock_track)
 {
     if (!running())
         return 0;
-    uint32_t id = __atomic_fetch_add(&next_track, 1, __ATOMIC_RELAXED);
-    if (id >= GZ_MAX_TRACKS) {
+    uint16_t id = track_id_take();
+    if (!id) {
         static int once;
-        gz_log_once(&once, "more than %u GPU tracks; zones of the others are dropped",
+        gz_log_once(&once, "more than %u GPU tracks at once; zones of the others are dropped",
                     GZ_MAX_TRACKS - 1);
         return 0;
     }
     gz_item items[2] = {
         {.type = GZ_ITEM_TRACK_NEW,
-         .track = (uint16_t)id,
+         .track = id,
          .ctx = {.period_ns = period_ns,
                  .valid_bits = valid_bits,
                  .api = api,
                  .clock = clock_track}},
-        {.type = GZ_ITEM_TRACK_NAME, .track = (uint16_t)id, .name = gz_intern_cstr(name)},
+        {.type = GZ_ITEM_TRACK_NAME, .track = id, .name = gz_intern_cstr(name)},
     };
-    if (!gz_emit_n(items, 2))
+    if (!gz_emit_n(items, 2)) {
+        track_id_give(id);
         return 0;
-    return (uint16_t)id;
+    }
+    return id;
+}
+
+void gz_track_end(uint16_t track)
+{
+    if (!track || track >= GZ_MAX_TRACKS || !running())
+        return;
+    pthread_mutex_lock(&track_lock);
+    if (nending < GZ_MAX_TRACKS)
+        ending_ids[nending++] = track;
+    pthread_mutex_unlock(&track_lock);
+}
+
+uint32_t gz_client_tracks_ending(uint16_t *out, uint32_t max)
+{
+    pthread_mutex_lock(&track_lock);
+    uint32_t n = nending < max ? nending : max;
+    memcpy(out, ending_ids + (nending - n), n * sizeof *out);
+    nending -= n;
+    pthread_mutex_unlock(&track_lock);
+    return n;
+}
+
+void gz_client_track_release(uint16_t track)
+{
+    __atomic_store_n(&gz_the_client.track_drops[track], 0, __ATOMIC_RELAXED);
+    track_id_give(track);
 }
 
 void gz_track_set_name(uint16_t track, const char *name)

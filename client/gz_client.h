@@ -61,6 +61,11 @@ GZ_EXPORT uint32_t gz_intern_cstr(const char *s);
 GZ_EXPORT uint16_t gz_track_new(gz_track_api api, const char *name, double period_ns,
                                 uint32_t valid_bits, uint16_t clock_track);
 GZ_EXPORT void gz_track_set_name(uint16_t track, const char *name);
+/* The track's owner is gone (queue, context, device destroyed) and has
+ * emitted its last zones. The worker writes what is left of it, frees its
+ * state and clock, and only then gives its id to a new track. A track whose
+ * clock another shares (a queue's label track) ends with or after it. */
+GZ_EXPORT void gz_track_end(uint16_t track);
 
 /* Puts an item on the serialized queue; counts a drop when it is full. */
 GZ_EXPORT bool gz_emit(const gz_item *item);

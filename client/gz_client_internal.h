@@ -21,6 +21,14 @@ typedef struct gz_client {
 
 extern gz_client gz_the_client;
 
+/* For the worker. Takes the tracks that gz_track_end named since the last
+ * call: call it before a queue take, so that the take holds their last
+ * zones. */
+uint32_t gz_client_tracks_ending(uint16_t *out, uint32_t max);
+/* After the worker has finished a track (its drop count folded into the
+ * totals): resets that count and lets gz_track_new reuse the id. */
+void gz_client_track_release(uint16_t track);
+
 /* Runs every collector once (final: the last time, before the worker stops). */
 void gz_client_run_collectors(bool final);
 
