@@ -403,8 +403,8 @@ static void collect_list(bool final)
         bool done = q->released && q->n == 0 && !q->collecting;
         pthread_mutex_unlock(&q->lock);
         if (done) {
-            /* Every zone of the queue has been emitted: here its track
-             * could end (gz_track_end, once the client has it). */
+            /* Every zone of the queue has been emitted: its track ends. */
+            gz_track_end(q->track);
             *pq = q->next;
             pthread_mutex_destroy(&q->lock);
             free(q->p);

@@ -318,8 +318,10 @@ void gz_gl_ctx_put(gz_gl_ctx *c)
     uint64_t lost = gz_gl_zones_unread(c);
     if (lost)
         gz_count_dropped_zones(c->track, lost);
-    /* Nothing more comes for its track: here it could end (gz_track_end,
-     * once the client has it), releasing the track's id and clock. */
+    /* Nothing more comes for its track: the worker writes what is left
+     * and frees the track's state and clock (a program that makes contexts
+     * all day must not grow). */
+    gz_track_end(c->track);
     pthread_mutex_destroy(&c->lock);
     gz_gl_zones_free(c);
     free(c);

@@ -427,7 +427,9 @@ void gpuzones_vk_context_destroy(gpuzones_vk_ctx *h)
     gz_vkx_harvest(c, true);
     gz_vkx_drop_pending(c);
     pthread_mutex_unlock(&c->lock);
-    /* Every zone of a track of its own has been emitted (or counted):
-     * here that track could end (gz_track_end, once the client has it). */
+    /* Every zone of a track of its own has been emitted (or counted): the
+     * track ends. A shared track is the layer's queue's, which ends it. */
+    if (!c->shared)
+        gz_track_end(c->track);
     release(c);
 }

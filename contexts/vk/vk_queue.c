@@ -560,6 +560,11 @@ void gz_vk_queue_destroy(gz_vk_queue *q)
     uint64_t open = q->label_depth + q->label_overflow;
     if (open && q->label_track)
         gz_count_dropped_zones(q->label_track, open);
+    /* Every zone has been emitted or counted (the device's final collect ran
+     * before this): the tracks end, labels first since they share the
+     * queue's clock. */
+    gz_track_end(q->label_track);
+    gz_track_end(q->track);
     pthread_mutex_destroy(&q->lock);
     free(q->log);
     free(q->scratch);
