@@ -28,10 +28,8 @@ void gpuzones_frame_mark(const char *name)
 {
     if (!gz_client_start())
         return;
-    gz_item it = {.type = GZ_ITEM_FRAME_MARK,
-                  .name = gz_intern_cstr(name && name[0] ? name : "frame"),
-                  .cpu = {.begin_ns = gz_host_now_ns(), .tid = gz_thread_id()}};
-    gz_emit(&it);
+    static uint32_t frame;
+    gz_frame_mark(name && name[0] ? gz_intern_cstr(name) : gz_intern_once(&frame, "frame"));
 }
 
 void gpuzones_message(const char *text, size_t len)

@@ -243,6 +243,26 @@ uint32_t gz_thread_id(void)
     return tid;
 }
 
+uint32_t gz_intern_once(uint32_t *cache, const char *name)
+{
+    uint32_t id = __atomic_load_n(cache, __ATOMIC_RELAXED);
+    if (!id) {
+        id = gz_intern_cstr(name);
+        __atomic_store_n(cache, id, __ATOMIC_RELAXED);
+    }
+    return id;
+}
+
+void gz_frame_mark(uint32_t name)
+{
+    if (!running())
+        return;
+    gz_item it = {.type = GZ_ITEM_FRAME_MARK,
+                  .name = name,
+                  .cpu = {.begin_ns = gz_host_now_ns(), .tid = gz_thread_id()}};
+    gz_emit(&it);
+}
+
 void gz_cpu_zone(uint32_t name, uint64_t begin_ns, uint64_t end_ns)
 {
     if (!running())

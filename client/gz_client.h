@@ -53,6 +53,9 @@ GZ_EXPORT gz_level gz_client_level(void);
  * bounded table (counted, shown as "<name dropped>"). */
 GZ_EXPORT uint32_t gz_intern(const char *s, size_t len);
 GZ_EXPORT uint32_t gz_intern_cstr(const char *s);
+/* gz_intern_cstr of a constant name, cached in *cache (a static the caller
+ * owns): the hot paths intern their fixed names once. */
+GZ_EXPORT uint32_t gz_intern_once(uint32_t *cache, const char *name);
 
 /* Registers a GPU track (one per VkQueue, GL context, CL queue). Returns its
  * id (>= 1), or 0 when the table is full (then zones for it are dropped).
@@ -88,6 +91,10 @@ GZ_EXPORT uint64_t gz_flow_next(void);
 
 /* The calling thread's id; names the thread in the trace on first use. */
 GZ_EXPORT uint32_t gz_thread_id(void);
+
+/* A frame boundary on the calling thread now (a present, a swap, the
+ * public API's frame mark); name: an interned id. */
+GZ_EXPORT void gz_frame_mark(uint32_t name);
 
 /* A finished CPU zone on the calling thread. */
 GZ_EXPORT void gz_cpu_zone(uint32_t name, uint64_t begin_ns, uint64_t end_ns);

@@ -116,6 +116,20 @@ void gz_summary_print_zones(gz_summary *s, FILE *f)
         return;
     memcpy(sorted, s->rows, s->nrows * sizeof *sorted);
     qsort(sorted, s->nrows, sizeof *sorted, by_total_desc);
+    /* First what most users ask first: how long the GPU took per frame
+     * (GPU frame zones: presents and swaps). */
+    for (uint32_t i = 0; i < s->nrows; i++) {
+        const row *r = sorted[i];
+        if (r->kind != GZ_ZONE_FRAME || r->name == OTHER_NAME)
+            continue;
+        size_t len;
+        const char *name = gz_intern_str(r->name, &len);
+        fprintf(f, "gpuzones: GPU time per frame (\"%.40s\", %llu frames): p50 %.3f ms, p95 %.3f ms, "
+                   "max %.3f ms\n",
+                name, (unsigned long long)r->stats.count,
+                (double)gz_stats_quantile(&r->stats, 0.5) / 1e6,
+                (double)gz_stats_quantile(&r->stats, 0.95) / 1e6, (double)r->stats.max_ns / 1e6);
+    }
     fprintf(f, "gpuzones: GPU zones (times in ms)\n");
     fprintf(f, "%-40s %-6s %9s %11s %11s %11s %11s %11s\n", "zone", "kind", "count", "total",
             "mean", "p50", "p95", "max");

@@ -445,6 +445,8 @@ void gz_gl_frame_boundary(gz_gl_ctx *c, bool before_swap)
             }
         }
     } else {
+        static uint32_t frame_name;
+        gz_frame_mark(gz_intern_once(&frame_name, "frame"));
         /* A swap of a window surface flushed everything issued before it;
          * a swap of a pbuffer does nothing at all (EGL), and on llvmpipe the
          * frame's queries then wait unflushed until the scene fills: they

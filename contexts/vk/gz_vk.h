@@ -123,6 +123,11 @@ GZ_EXPORT void gz_vk_cmdbuf_execute(gz_vk_cmdbuf *primary, gz_vk_cmdbuf *const *
 GZ_EXPORT void gz_vk_queue_label_begin(gz_vk_queue *q, const char *name);
 GZ_EXPORT void gz_vk_queue_label_end(gz_vk_queue *q);
 
+/* vkQueuePresentKHR returned: a frame of this queue ends with the work
+ * submitted to it so far (GPU frame zones) and on this thread now (a CPU
+ * frame mark). */
+GZ_EXPORT void gz_vk_queue_present(gz_vk_queue *q);
+
 /* Submission. The layer hands each batch's command buffers (already mapped
  * to their gz_vk_cmdbuf, NULL for untracked ones) to gz_vk_submit_batch,
  * which returns the list to submit instead: the app's command buffers with

@@ -162,7 +162,8 @@ typedef struct gz_vk_run {
     uint16_t count;
 } gz_vk_run;
 
-typedef enum record_kind { REC_BATCH, REC_QLABEL_BEGIN, REC_QLABEL_END } record_kind;
+/* REC_FRAME: a vkQueuePresentKHR; the frame ends with the batches before it. */
+typedef enum record_kind { REC_BATCH, REC_QLABEL_BEGIN, REC_QLABEL_END, REC_FRAME } record_kind;
 
 /* One entry of a queue's submission log, read back in order. */
 typedef struct gz_vk_record {
@@ -252,6 +253,13 @@ struct gz_vk_queue {
     uint32_t label_depth, label_overflow;
     uint64_t last_ticks;
     bool have_last;
+    /* Frames (presents on this queue): the first batch after a present
+     * opens one at its begin, the next present ends it at the last batch's
+     * end. Frame zones go on a track of their own, created at the first
+     * present (one zone after another, never nested in the queue's). */
+    uint16_t frame_track;
+    bool frame_open;
+    uint64_t frame_begin_ticks;
     uint64_t *values; /* scratch for one batch's timestamps */
     uint32_t values_cap;
 

@@ -69,6 +69,11 @@ gz_vk_queue *gz_vk_queue_new(gz_vk_device *dev, VkQueue handle, uint32_t family,
     return q;
 }
 
+static void frame_track_name(const gz_vk_queue *q, char *out, size_t size)
+{
+    snprintf(out, size, "%s frames", q->name);
+}
+
 void gz_vk_queue_set_name(gz_vk_queue *q, const char *name)
 {
     if (!q || !q->track || !name || !*name)
@@ -80,6 +85,11 @@ void gz_vk_queue_set_name(gz_vk_queue *q, const char *name)
         char label_name[sizeof q->name + 8];
         snprintf(label_name, sizeof label_name, "%s labels", q->name);
         gz_track_set_name(q->label_track, label_name);
+    }
+    if (q->frame_track) {
+        char frame_name[sizeof q->name + 8];
+        frame_track_name(q, frame_name, sizeof frame_name);
+        gz_track_set_name(q->frame_track, frame_name);
     }
     pthread_mutex_unlock(&q->lock);
 }
@@ -128,7 +138,7 @@ static gz_vk_record *log_at(gz_vk_queue *q, uint32_t i)
 
 static void queue_label(gz_vk_queue *q, record_kind kind, const char *name)
 {
-    if (!q || !q->track || q->dev->level < GZ_LEVEL_LABELS)
+    if (!q || !q->track || (kind != REC_FRAME && q->dev->level < GZ_LEVEL_LABELS))
         return;
     uint32_t id = kind == REC_QLABEL_BEGIN ? gz_intern_cstr(name) : 0;
     pthread_mutex_lock(&q->lock);
@@ -153,6 +163,23 @@ void gz_vk_queue_label_begin(gz_vk_queue *q, const char *name)
 void gz_vk_queue_label_end(gz_vk_queue *q)
 {
     queue_label(q, REC_QLABEL_END, NULL);
+}
+
+void gz_vk_queue_present(gz_vk_queue *q)
+{
+    static uint32_t frame_name;
+    gz_frame_mark(gz_intern_once(&frame_name, "frame"));
+    if (!q || !q->track)
+        return;
+    pthread_mutex_lock(&q->lock);
+    if (!q->frame_track) {
+        char name[sizeof q->name + 8];
+        frame_track_name(q, name, sizeof name);
+        q->frame_track = gz_track_new(GZ_API_VULKAN, name, q->dev->info.timestamp_period,
+                                      q->valid_bits, q->track);
+    }
+    pthread_mutex_unlock(&q->lock);
+    queue_label(q, REC_FRAME, NULL);
 }
 
 /* ---- releasing a batch's resources --------------------------------------- */
@@ -230,7 +257,7 @@ static void ensure_label_track(gz_vk_queue *q)
 
 typedef struct batch_out {
     uint32_t n;             /* items in q->scratch */
-    uint32_t zones, label_zones;
+    uint32_t zones, label_zones, frame_zones;
     uint64_t label_drops;   /* label zones lost for good */
     uint64_t untimed[GZ_VK_UNTIMED_TOO_MANY + 1]; /* label zones not timed, by reason */
 } batch_out;
@@ -252,8 +279,10 @@ static void emit_zone(gz_vk_queue *q, batch_out *o, uint16_t track, gz_zone_kind
     it->zone.flow = flow;
     if (track == q->track)
         o->zones++;
-    else
+    else if (track == q->label_track)
         o->label_zones++;
+    else
+        o->frame_zones++;
 }
 
 static void label_push(gz_vk_queue *q, label_frame f)
@@ -443,6 +472,10 @@ static bool harvest_batch(gz_vk_queue *q, const gz_vk_record *r, bool final)
                           .track = q->track,
                           .args = {.batch = r->batch, .cmdbufs = r->cmdbufs}};
 
+    if (!q->frame_open) {
+        q->frame_open = true;
+        q->frame_begin_ticks = ticks[0];
+    }
     /* Queue labels begun since the last batch start with this one. */
     for (uint32_t i = 0; i < q->label_depth; i++) {
         if (q->labels[i].waiting) {
@@ -481,8 +514,27 @@ static bool harvest_batch(gz_vk_queue *q, const gz_vk_record *r, bool final)
     return true;
 }
 
+/* A present: the frame opened by the first batch since the last one ends
+ * with the newest batch read. */
+static void harvest_frame(gz_vk_queue *q)
+{
+    static uint32_t frame_name;
+    if (!q->frame_open || !q->have_last || !q->frame_track)
+        return;
+    q->frame_open = false;
+    batch_out o = {0};
+    emit_zone(q, &o, q->frame_track, GZ_ZONE_FRAME, gz_intern_once(&frame_name, "frame"),
+              q->frame_begin_ticks, q->last_ticks, 0);
+    if (o.n && !gz_emit_n(q->scratch, o.n))
+        gz_count_dropped_zones(q->frame_track, o.frame_zones);
+}
+
 static void harvest_qlabel(gz_vk_queue *q, const gz_vk_record *r)
 {
+    if (r->kind == REC_FRAME) {
+        harvest_frame(q);
+        return;
+    }
     if (r->kind == REC_QLABEL_BEGIN) {
         label_push(q, (label_frame){.name = r->name, .waiting = true});
         return;
@@ -564,6 +616,7 @@ void gz_vk_queue_destroy(gz_vk_queue *q)
      * before this): the tracks end, labels first since they share the
      * queue's clock. */
     gz_track_end(q->label_track);
+    gz_track_end(q->frame_track);
     gz_track_end(q->track);
     pthread_mutex_destroy(&q->lock);
     free(q->log);

@@ -119,9 +119,6 @@ void gz_layer_instance_free(layer_instance *inst);
 layer_device *gz_layer_device_alloc(void);
 void gz_layer_device_free(layer_device *dev);
 
-/* Interned call names, looked up once. */
-uint32_t gz_layer_name_id(uint32_t *cache, const char *name);
-
 /* commands.c: a pool's record and its command buffers' (out of the map). */
 void gz_layer_pool_free(layer_pool *p);
 

@@ -95,16 +95,6 @@ __attribute__((destructor)) static void forget_lookup(void)
     gz_vk_set_cmdbuf_lookup(NULL);
 }
 
-uint32_t gz_layer_name_id(uint32_t *cache, const char *name)
-{
-    uint32_t id = __atomic_load_n(cache, __ATOMIC_RELAXED);
-    if (!id) {
-        id = gz_intern_cstr(name);
-        __atomic_store_n(cache, id, __ATOMIC_RELAXED);
-    }
-    return id;
-}
-
 /* The loader may unload the layer at vkDestroyInstance while our worker
  * thread runs, and reload it for the next instance, which would restart
  * the trace file. Keep the library (and libgpuzones with it) loaded. */

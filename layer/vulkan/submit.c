@@ -48,10 +48,10 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit(VkQueue queue, uint32_t count,
     layer_device *dev = gz_layer_device(queue);
     uint64_t t0 = gz_host_now_ns();
     gz_vk_submit *s =
-        gz_vk_submit_begin(queue_of(queue), gz_layer_name_id(&name_id, "vkQueueSubmit"), fence);
+        gz_vk_submit_begin(queue_of(queue), gz_intern_once(&name_id, "vkQueueSubmit"), fence);
     if (!s) {
         VkResult r = dev->QueueSubmit(queue, count, submits, fence);
-        gz_cpu_zone(gz_layer_name_id(&name_id, "vkQueueSubmit"), t0, gz_host_now_ns());
+        gz_cpu_zone(gz_intern_once(&name_id, "vkQueueSubmit"), t0, gz_host_now_ns());
         return r;
     }
     size_t ncb = 0;
@@ -149,7 +149,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2(VkQueue queue, uint32_t count
     static uint32_t name_id;
     layer_device *dev = gz_layer_device(queue);
     return submit2(queue, count, submits, fence, dev->QueueSubmit2,
-                   gz_layer_name_id(&name_id, "vkQueueSubmit2"));
+                   gz_intern_once(&name_id, "vkQueueSubmit2"));
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2KHR(VkQueue queue, uint32_t count,
@@ -158,24 +158,21 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2KHR(VkQueue queue, uint32_t co
     static uint32_t name_id;
     layer_device *dev = gz_layer_device(queue);
     return submit2(queue, count, submits, fence, dev->QueueSubmit2KHR,
-                   gz_layer_name_id(&name_id, "vkQueueSubmit2"));
+                   gz_intern_once(&name_id, "vkQueueSubmit2"));
 }
-
-/* Calls that only get a CPU zone. */
-#define CPU_ZONE(call_name, expr)                                                             \
-    do {                                                                                       \
-        static uint32_t name_id;                                                               \
-        uint64_t t0 = gz_host_now_ns();                                                        \
-        VkResult r = (expr);                                                                   \
-        gz_cpu_zone(gz_layer_name_id(&name_id, call_name), t0, gz_host_now_ns());              \
-        return r;                                                                              \
-    } while (0)
 
 static VKAPI_ATTR VkResult VKAPI_CALL QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR *info)
 {
     layer_device *dev = gz_layer_device(queue);
     gz_vk_before_wait(dev->ctx, queue_of(queue), NULL, 0, false, true);
-    CPU_ZONE("vkQueuePresentKHR", dev->QueuePresentKHR(queue, info));
+    static uint32_t name_id;
+    uint64_t t0 = gz_host_now_ns();
+    VkResult r = dev->QueuePresentKHR(queue, info);
+    gz_cpu_zone(gz_intern_once(&name_id, "vkQueuePresentKHR"), t0, gz_host_now_ns());
+    /* A failed present (out of date, surface lost) still ends the app's
+     * frame: it records the next one anew. */
+    gz_vk_queue_present(queue_of(queue));
+    return r;
 }
 
 /* Waits: a CPU zone each, and what they tell of the GPU: the work they
@@ -193,7 +190,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL WaitForFences(VkDevice device, uint32_t co
     uint64_t t1 = gz_host_now_ns();
     if (r == VK_SUCCESS)
         gz_vk_after_wait(dev->ctx, NULL, fences, count, all, t1);
-    gz_cpu_zone(gz_layer_name_id(&name_id, "vkWaitForFences"), t0, t1);
+    gz_cpu_zone(gz_intern_once(&name_id, "vkWaitForFences"), t0, t1);
     return r;
 }
 
@@ -207,7 +204,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueueWaitIdle(VkQueue queue)
     uint64_t t1 = gz_host_now_ns();
     if (r == VK_SUCCESS)
         gz_vk_after_wait(dev->ctx, queue_of(queue), NULL, 0, false, t1);
-    gz_cpu_zone(gz_layer_name_id(&name_id, "vkQueueWaitIdle"), t0, t1);
+    gz_cpu_zone(gz_intern_once(&name_id, "vkQueueWaitIdle"), t0, t1);
     return r;
 }
 
@@ -221,7 +218,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device)
     uint64_t t1 = gz_host_now_ns();
     if (r == VK_SUCCESS)
         gz_vk_after_wait(dev->ctx, NULL, NULL, 0, false, t1);
-    gz_cpu_zone(gz_layer_name_id(&name_id, "vkDeviceWaitIdle"), t0, t1);
+    gz_cpu_zone(gz_intern_once(&name_id, "vkDeviceWaitIdle"), t0, t1);
     return r;
 }
 

@@ -72,6 +72,9 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vk"))
 import gztrace  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from xvfb import Xvfb  # noqa: E402
+
 # GL_TIMESTAMP on llvmpipe is CLOCK_MONOTONIC; sync points bracket it within
 # tens of microseconds. The conversion may place a time this far off.
 ERR_NS = 500_000
@@ -94,30 +97,6 @@ def preload_for(program, shim):
     if os.environ.get("LD_PRELOAD"):
         libs.append(os.environ["LD_PRELOAD"])
     return ":".join(libs)
-
-
-class Xvfb:
-    """An X server for one test: Xvfb picks a free display and says which."""
-
-    def __init__(self, xvfb):
-        r, w = os.pipe()
-        self.proc = subprocess.Popen([xvfb, "-displayfd", str(w), "-screen", "0", "640x480x24",
-                                      "-nolisten", "tcp"], pass_fds=(w,),
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        os.close(w)
-        with os.fdopen(r) as f:
-            number = f.readline().strip()
-        if not number:
-            self.proc.kill()
-            fail(["Xvfb did not start"])
-        self.display = ":" + number
-
-    def close(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
 
 
 trace_stdout = [""]  # the last run's stdout (the contexts check compares it)
