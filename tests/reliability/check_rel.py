@@ -12,9 +12,11 @@ where gpuzones gave something up stderr says so in a "gpuzones:" line.
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vk"))
 import gztrace  # noqa: E402
@@ -104,8 +106,14 @@ def run(args, tmp, tag, with_layer, prog_args, fault):
     trace = os.path.join(tmp, tag + ".json")
     env["GPUZONES_OUTPUT"] = trace
     env.update(LAYER_ENV.get(args.scenario, {}))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
     p = subprocess.run([os.path.abspath(args.program)] + prog_args, env=env, capture_output=True, text=True, errors="replace",
                        timeout=TIMEOUT_S, cwd=tmp)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # Wall and CPU time of the program, for docs/PERFORMANCE.md's load rows.
+    p.wall_s = time.monotonic() - t0
+    p.cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return p, trace
 
 
@@ -140,6 +148,9 @@ def main():
         p, trace_path = run(args, tmp, "layer", True, prog_args, fault)
         print("without the layer: exit %d, output %s" % (base.returncode, program_lines(base.stdout)))
         print("with the layer:    exit %d, output %s" % (p.returncode, program_lines(p.stdout)))
+        print("time: without %.2f s wall %.2f s CPU, with %.2f s wall %.2f s CPU: wall ratio %.2f, "
+              "CPU ratio %.2f" % (base.wall_s, base.cpu_s, p.wall_s, p.cpu_s,
+                                  p.wall_s / max(base.wall_s, 1e-9), p.cpu_s / max(base.cpu_s, 1e-9)))
         gz_lines = [l for l in p.stderr.splitlines() if l.startswith("gpuzones:")]
         print("gpuzones said:\n  " + "\n  ".join(gz_lines))
         if p.returncode != base.returncode:
