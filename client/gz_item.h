@@ -9,7 +9,10 @@
 #ifndef GZ_ITEM_H
 #define GZ_ITEM_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "gz_calibration.h"
 
 typedef enum gz_item_type {
     GZ_ITEM_NONE = 0,
@@ -97,5 +100,41 @@ typedef struct gz_item {
 } gz_item;
 
 _Static_assert(sizeof(gz_item) == 32, "queue items are 32 bytes");
+
+/* The clock items every context makes, built in one place. */
+
+/* A calibrated pair: the GPU clock read ticks at host_ns ± deviation_ns. */
+static inline gz_item gz_item_calibrated(uint16_t track, uint64_t ticks, uint64_t host_ns,
+                                         uint64_t deviation_ns)
+{
+    return (gz_item){.type = GZ_ITEM_CALIB,
+                     .flags = GZ_CALIB_CALIBRATED,
+                     .track = track,
+                     .calib = {.ticks = ticks, .host_ns = host_ns, .deviation_ns = deviation_ns}};
+}
+
+/* A sync point: the GPU stamped ticks between host times before and after;
+ * the pair is their middle, half the width (rounded up) either way. */
+static inline gz_item gz_item_sync_point(uint16_t track, uint64_t ticks, uint64_t before,
+                                         uint64_t after)
+{
+    return (gz_item){.type = GZ_ITEM_CALIB,
+                     .flags = GZ_CALIB_SYNC_POINT,
+                     .track = track,
+                     .calib = {.ticks = ticks,
+                               .host_ns = before + (after - before) / 2,
+                               .deviation_ns = (after - before + 1) / 2}};
+}
+
+/* A causality bound: the GPU time ticks is at or after (not_before) or at
+ * or before host_ns. */
+static inline gz_item gz_item_bound(uint16_t track, bool not_before, uint64_t ticks,
+                                    uint64_t host_ns)
+{
+    return (gz_item){.type = GZ_ITEM_GPU_BOUND,
+                     .flags = not_before ? GZ_ITEM_F_NOT_BEFORE : GZ_ITEM_F_NOT_AFTER,
+                     .track = track,
+                     .bound = {.ticks = ticks, .host_ns = host_ns}};
+}
 
 #endif

@@ -105,10 +105,7 @@ static void timer_sample(gz_cl_queue *q, uint64_t now)
         q->timer_ok = false;
         return;
     }
-    gz_item it = {.type = GZ_ITEM_CALIB,
-                  .flags = GZ_CALIB_CALIBRATED,
-                  .track = q->track,
-                  .calib = {.ticks = dev, .host_ns = host_ns, .deviation_ns = deviation}};
+    gz_item it = gz_item_calibrated(q->track, dev, host_ns, deviation);
     gz_emit(&it);
 }
 
@@ -296,21 +293,10 @@ static void emit_command(gz_cl_queue *q, const pending *p, uint64_t seen_ns)
     if (width <= SYNC_MAX_WIDTH_NS &&
         (!q->last_sync_ns || p->before_ns >= q->last_sync_ns + SYNC_EVERY_NS)) {
         q->last_sync_ns = p->before_ns;
-        it[n++] = (gz_item){.type = GZ_ITEM_CALIB,
-                            .flags = GZ_CALIB_SYNC_POINT,
-                            .track = q->track,
-                            .calib = {.ticks = queued,
-                                      .host_ns = p->before_ns + width / 2,
-                                      .deviation_ns = (width + 1) / 2}};
+        it[n++] = gz_item_sync_point(q->track, queued, p->before_ns, p->before_ns + width);
     }
-    it[n++] = (gz_item){.type = GZ_ITEM_GPU_BOUND,
-                        .flags = GZ_ITEM_F_NOT_BEFORE,
-                        .track = q->track,
-                        .bound = {.ticks = start, .host_ns = p->before_ns}};
-    it[n++] = (gz_item){.type = GZ_ITEM_GPU_BOUND,
-                        .flags = GZ_ITEM_F_NOT_AFTER,
-                        .track = q->track,
-                        .bound = {.ticks = end, .host_ns = seen_ns}};
+    it[n++] = gz_item_bound(q->track, true, start, p->before_ns);
+    it[n++] = gz_item_bound(q->track, false, end, seen_ns);
     it[n++] = (gz_item){.type = GZ_ITEM_GPU_ZONE,
                         .flags = p->flags,
                         .track = q->track,

@@ -279,12 +279,7 @@ static void calibrate(gz_gl_ctx *c, uint64_t now)
     uint64_t a = gz_host_now_ns();
     c->fns.GetInteger64v(GL_TIMESTAMP, &t);
     uint64_t b = gz_host_now_ns();
-    gz_item it = {.type = GZ_ITEM_CALIB,
-                  .flags = GZ_CALIB_SYNC_POINT,
-                  .track = c->track,
-                  .calib = {.ticks = (uint64_t)t & c->mask,
-                            .host_ns = a + (b - a) / 2,
-                            .deviation_ns = (b - a + 1) / 2}};
+    gz_item it = gz_item_sync_point(c->track, (uint64_t)t & c->mask, a, b);
     gz_emit(&it);
 }
 
@@ -312,11 +307,8 @@ static void emit(gz_gl_ctx *c, const gz_gl_pending *p)
     if (p->srcloc)
         flags |= GZ_ITEM_F_SRCLOC;
     gz_item items[3];
-    items[0] = (gz_item){.type = GZ_ITEM_GPU_BOUND, .flags = GZ_ITEM_F_NOT_BEFORE,
-                         .track = c->track, .bound = {.ticks = b, .host_ns = p->begin.host_ns}};
-    items[1] = (gz_item){.type = GZ_ITEM_GPU_BOUND, .flags = GZ_ITEM_F_NOT_AFTER,
-                         .track = c->track,
-                         .bound = {.ticks = e, .host_ns = end->seen_ns}};
+    items[0] = gz_item_bound(c->track, true, b, p->begin.host_ns);
+    items[1] = gz_item_bound(c->track, false, e, end->seen_ns);
     items[2] = (gz_item){.type = GZ_ITEM_GPU_ZONE, .flags = flags, .track = c->track,
                          .name = p->name, .zone = {.begin_ticks = b, .end_ticks = e}};
     if (!gz_emit_n(items, 3))

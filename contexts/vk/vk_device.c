@@ -343,10 +343,7 @@ static void emit_sample(uint16_t track, const gz_calib_pair *p)
 {
     /* p->gpu_ns holds raw device ticks: the worker converts them with the
      * track's period like any other timestamp. */
-    gz_item it = {.type = GZ_ITEM_CALIB,
-                  .flags = GZ_CALIB_CALIBRATED,
-                  .track = track,
-                  .calib = {.ticks = p->gpu_ns, .host_ns = p->host_ns, .deviation_ns = p->deviation_ns}};
+    gz_item it = gz_item_calibrated(track, p->gpu_ns, p->host_ns, p->deviation_ns);
     if (track)
         gz_emit(&it);
 }

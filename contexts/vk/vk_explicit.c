@@ -72,10 +72,7 @@ void gz_vkx_calibrate(gz_vkx *c, bool force)
                     c->device_name);
         return;
     }
-    gz_item it = {.type = GZ_ITEM_CALIB,
-                  .flags = GZ_CALIB_CALIBRATED,
-                  .track = c->track,
-                  .calib = {.ticks = p.gpu_ns, .host_ns = p.host_ns, .deviation_ns = p.deviation_ns}};
+    gz_item it = gz_item_calibrated(c->track, p.gpu_ns, p.host_ns, p.deviation_ns);
     gz_emit(&it);
 }
 
@@ -204,12 +201,7 @@ static bool first_submit(gz_vkx *c, VkQueue queue, VkCommandBuffer cb, bool sync
             break;
     }
     if (sync_point) {
-        gz_item it = {.type = GZ_ITEM_CALIB,
-                      .flags = GZ_CALIB_SYNC_POINT,
-                      .track = c->track,
-                      .calib = {.ticks = best_ticks,
-                                .host_ns = best_before + (best_after - best_before) / 2,
-                                .deviation_ns = (best_after - best_before) / 2}};
+        gz_item it = gz_item_sync_point(c->track, best_ticks, best_before, best_after);
         gz_emit(&it);
     }
     return true;

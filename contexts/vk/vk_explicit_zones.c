@@ -195,10 +195,7 @@ void gz_vkx_harvest(gz_vkx *c, bool final)
     if (max_end && !c->shared) {
         gz_item *b = push(c, &n);
         if (b)
-            *b = (gz_item){.type = GZ_ITEM_GPU_BOUND,
-                           .flags = GZ_ITEM_F_NOT_AFTER,
-                           .track = c->track,
-                           .bound = {.ticks = max_end, .host_ns = seen_ns}};
+            *b = gz_item_bound(c->track, false, max_end, seen_ns);
     }
     if (n && !gz_emit_n(c->scratch, n))
         c->dropped += zones;

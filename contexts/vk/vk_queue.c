@@ -455,16 +455,10 @@ static bool harvest_batch(gz_vk_queue *q, const gz_vk_record *r, bool final)
     uint32_t last = r->nbrackets - 1;
     gz_item *b = item_push(q, &o.n);
     if (b)
-        *b = (gz_item){.type = GZ_ITEM_GPU_BOUND,
-                       .flags = GZ_ITEM_F_NOT_BEFORE,
-                       .track = q->track,
-                       .bound = {.ticks = ticks[0], .host_ns = r->submit_ns}};
+        *b = gz_item_bound(q->track, true, ticks[0], r->submit_ns);
     b = item_push(q, &o.n);
     if (b)
-        *b = (gz_item){.type = GZ_ITEM_GPU_BOUND,
-                       .flags = GZ_ITEM_F_NOT_AFTER,
-                       .track = q->track,
-                       .bound = {.ticks = ticks[last], .host_ns = seen_ns}};
+        *b = gz_item_bound(q->track, false, ticks[last], seen_ns);
     emit_zone(q, &o, q->track, GZ_ZONE_SUBMIT, r->name, ticks[0], ticks[last], r->flow);
     gz_item *args = item_push(q, &o.n);
     if (args)

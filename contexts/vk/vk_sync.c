@@ -293,20 +293,12 @@ static uint64_t collect(gz_vk_queue *q, bool final)
     if (!ready || !before)
         return 0;
     if (seen) {
-        gz_item it = {.type = GZ_ITEM_CALIB,
-                      .flags = GZ_CALIB_SYNC_POINT,
-                      .track = q->track,
-                      .calib = {.ticks = r[0],
-                                .host_ns = before + (seen - before) / 2,
-                                .deviation_ns = (seen - before + 1) / 2}};
+        gz_item it = gz_item_sync_point(q->track, r[0], before, seen);
         gz_emit(&it);
         return seen - before;
     }
     /* The timestamp was not seen in time: still a causality bound. */
-    gz_item it = {.type = GZ_ITEM_GPU_BOUND,
-                  .flags = GZ_ITEM_F_NOT_BEFORE,
-                  .track = q->track,
-                  .bound = {.ticks = r[0], .host_ns = before}};
+    gz_item it = gz_item_bound(q->track, true, r[0], before);
     gz_emit(&it);
     return 0;
 }
