@@ -437,8 +437,6 @@ void gz_gl_frame_boundary(gz_gl_ctx *c, bool before_swap)
             }
         }
     } else {
-        static uint32_t frame_name;
-        gz_frame_mark(gz_intern_once(&frame_name, "frame"));
         /* A swap of a window surface flushed everything issued before it;
          * a swap of a pbuffer does nothing at all (EGL), and on llvmpipe the
          * frame's queries then wait unflushed until the scene fills: they
@@ -466,6 +464,13 @@ void gz_gl_frame_boundary(gz_gl_ctx *c, bool before_swap)
         }
     }
     pthread_mutex_unlock(&c->lock);
+}
+
+void gz_gl_swap_mark(gz_gl_ctx *c)
+{
+    static uint32_t frame_name;
+    if (c)
+        gz_frame_mark(gz_intern_once(&frame_name, "frame"));
 }
 
 bool gz_gl_ctx_swapped(const gz_gl_ctx *c)

@@ -105,6 +105,9 @@ GZ_EXPORT bool gz_gl_ctx_has_debug(const gz_gl_ctx *c);
  * swap flushed the work, so the readback that follows reads what is
  * finished without making the driver flush early. */
 GZ_EXPORT void gz_gl_frame_boundary(gz_gl_ctx *c, bool before_swap);
+/* A swap of c's surface returned: a CPU frame mark on this thread (c NULL:
+ * no timed context, or no surface: nothing). */
+GZ_EXPORT void gz_gl_swap_mark(gz_gl_ctx *c);
 /* The calls that end a zone of a context that does not swap: each makes
  * the driver flush what was issued before it (glFlush; glFinish also
  * waits; the context flushes after a fence or a read-back itself). */

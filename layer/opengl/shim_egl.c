@@ -27,6 +27,7 @@ EGLBoolean eglSwapBuffers(EGLDisplay dpy, EGLSurface surface)
     gz_gl_frame_boundary(c, true);
     EGLBoolean r = real(dpy, surface);
     gz_gl_frame_boundary(c, false);
+    gz_gl_swap_mark(c);
     return r;
 }
 
@@ -40,6 +41,7 @@ static EGLBoolean swap_damage(gz_shim_fn fn, EGLDisplay dpy, EGLSurface surface,
     gz_gl_frame_boundary(c, true);
     EGLBoolean r = real(dpy, surface, rects, n);
     gz_gl_frame_boundary(c, false);
+    gz_gl_swap_mark(c);
     return r;
 }
 

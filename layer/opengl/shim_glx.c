@@ -23,6 +23,7 @@ void glXSwapBuffers(Display *dpy, GLXDrawable drawable)
     gz_gl_frame_boundary(c, true);
     real(dpy, drawable);
     gz_gl_frame_boundary(c, false);
+    gz_gl_swap_mark(c);
 }
 
 /* Creation registers the context (see shim_egl.c); a failed one, nothing. */

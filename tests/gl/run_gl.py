@@ -178,6 +178,17 @@ def check_groups(trace, truth, errors):
         if len(zs) != n:
             errors.append("%d %r zones, want %d" % (len(zs), name, n))
             return
+    # Each swap also marks a frame on the CPU, right after it returned.
+    marks = sorted(e["_ts"] for e in trace.events if e.get("ph") == "i" and e.get("cat") == "frame")
+    swaps = [fr["swap_begin"] for fr in frames if "swap_begin" in fr]
+    if len(marks) != len(swaps):
+        errors.append("%d CPU frame marks, want one per swap (%d)" % (len(marks), len(swaps)))
+    else:
+        for i, (m, sb) in enumerate(zip(marks, swaps)):
+            nxt = swaps[i + 1] if i + 1 < len(swaps) else finish
+            if not sb <= m <= nxt:
+                errors.append("frame mark %d at %d ns: not after its swap began (%d) and before "
+                              "the next (%d)" % (i, m, sb, nxt))
     ratios = []
     levels = {"frame": "frame", "pass A": "label", "inner": "label", "pass B": "label"}
     parents = {"frame": None, "pass A": "frame", "inner": "pass A", "pass B": "frame"}
