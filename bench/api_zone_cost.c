@@ -6,34 +6,9 @@
  *
  *   gz-bench-api-zone-cost [zones per block] [blocks]
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-#include <vulkan/vulkan.h>
+#include "gz_vk_min.h"
 
 #include "gpuzones/vulkan.h"
-
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        VkResult r_ = (x);                                                                         \
-        if (r_ != VK_SUCCESS) {                                                                    \
-            fprintf(stderr, "%s failed: %d\n", #x, r_);                                            \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
@@ -43,46 +18,31 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: gz-bench-api-zone-cost [zones per block <= 1000] [blocks]\n");
         return 1;
     }
-    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-                             .apiVersion = VK_API_VERSION_1_1};
-    VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-                                .pApplicationInfo = &app};
-    VkInstance inst;
-    CHECK(vkCreateInstance(&ici, NULL, &inst));
-    uint32_t count = 1;
-    VkPhysicalDevice pd;
-    VkResult er = vkEnumeratePhysicalDevices(inst, &count, &pd);
-    if ((er != VK_SUCCESS && er != VK_INCOMPLETE) || !count)
+    gz_min_vk v = {0};
+    if (!gz_min_vk_instance(&v, "gz-bench-api-zone-cost", VK_API_VERSION_1_1, 0, NULL))
         return 1;
-    float prio = 1.0f;
-    VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-                                   .queueCount = 1,
-                                   .pQueuePriorities = &prio};
-    VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                              .queueCreateInfoCount = 1,
-                              .pQueueCreateInfos = &qci};
-    VkDevice dev;
-    CHECK(vkCreateDevice(pd, &dci, NULL, &dev));
-    VkQueue queue;
-    vkGetDeviceQueue(dev, 0, 0, &queue);
+    gz_min_vk_device(&v, 0, NULL);
+    VkPhysicalDevice pd = v.gpu;
+    VkDevice dev = v.device;
+    VkQueue queue = v.queue;
     PFN_vkCmdWriteTimestamp write_ts =
         (PFN_vkCmdWriteTimestamp)vkGetDeviceProcAddr(dev, "vkCmdWriteTimestamp");
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                    .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT};
     VkCommandPool pool;
-    CHECK(vkCreateCommandPool(dev, &pci, NULL, &pool));
+    GZ_VK_CHECK(vkCreateCommandPool(dev, &pci, NULL, &pool));
     VkCommandBuffer cbs[2];
     VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                        .commandPool = pool,
                                        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                        .commandBufferCount = 2};
-    CHECK(vkAllocateCommandBuffers(dev, &cai, cbs));
+    GZ_VK_CHECK(vkAllocateCommandBuffers(dev, &cai, cbs));
     VkCommandBuffer cb = cbs[0];
     VkQueryPoolCreateInfo qpi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                                  .queryType = VK_QUERY_TYPE_TIMESTAMP,
                                  .queryCount = 2000};
     VkQueryPool qp;
-    CHECK(vkCreateQueryPool(dev, &qpi, NULL, &qp));
+    GZ_VK_CHECK(vkCreateQueryPool(dev, &qpi, NULL, &qp));
     TracyVkCtx ctx = TracyVkContext(pd, dev, queue, cbs[1]);
     if (!ctx) {
         fprintf(stderr, "no gpuzones context (GPUZONES_ENABLE=0?)\n");
@@ -98,38 +58,38 @@ int main(int argc, char **argv)
                        .commandBufferCount = 1,
                        .pCommandBuffers = &cb};
     for (int b = 0; b < blocks; b++) {
-        CHECK(vkBeginCommandBuffer(cb, &bi));
+        GZ_VK_CHECK(vkBeginCommandBuffer(cb, &bi));
         vkCmdResetQueryPool(cb, qp, 0, 2000);
         /* Which half comes first alternates: the driver's command memory
          * grows as the command buffer fills, and the later half would pay
          * for that more often. */
         double bare = 0, zone = 0;
         for (int half = 0; half < 2; half++) {
-            double t0 = now_ns();
+            double t0 = (double)gz_min_now_ns();
             if ((half == 0) == (b % 2 == 0)) {
                 for (int i = 0; i < n; i++) {
                     write_ts(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, 2 * (uint32_t)i);
                     write_ts(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 2 * (uint32_t)i + 1);
                 }
-                bare = now_ns() - t0;
+                bare = (double)gz_min_now_ns() - t0;
             } else {
                 for (int i = 0; i < n; i++) {
                     TracyVkZone(ctx, cb, "zone");
                 }
-                zone = now_ns() - t0;
+                zone = (double)gz_min_now_ns() - t0;
             }
         }
         TracyVkCollect(ctx, cb);
-        CHECK(vkEndCommandBuffer(cb));
-        CHECK(vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE));
-        CHECK(vkQueueWaitIdle(queue));
+        GZ_VK_CHECK(vkEndCommandBuffer(cb));
+        GZ_VK_CHECK(vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE));
+        GZ_VK_CHECK(vkQueueWaitIdle(queue));
         bare_ns[b] = bare / n;
         zone_ns[b] = zone / n;
         own_ns[b] = (zone - bare) / n;
     }
-    qsort(bare_ns, (size_t)blocks, sizeof *bare_ns, cmp_double);
-    qsort(zone_ns, (size_t)blocks, sizeof *zone_ns, cmp_double);
-    qsort(own_ns, (size_t)blocks, sizeof *own_ns, cmp_double);
+    qsort(bare_ns, (size_t)blocks, sizeof *bare_ns, gz_min_cmp_double);
+    qsort(zone_ns, (size_t)blocks, sizeof *zone_ns, gz_min_cmp_double);
+    qsort(own_ns, (size_t)blocks, sizeof *own_ns, gz_min_cmp_double);
     double bare = bare_ns[blocks / 2], zone = zone_ns[blocks / 2];
     printf("| per zone (median of %d blocks of %d) | ns |\n|---|---|\n", blocks, n);
     printf("| two bare vkCmdWriteTimestamp | %.1f |\n", bare);
@@ -143,7 +103,6 @@ int main(int argc, char **argv)
     free(own_ns);
     vkDestroyQueryPool(dev, qp, NULL);
     vkDestroyCommandPool(dev, pool, NULL);
-    vkDestroyDevice(dev, NULL);
-    vkDestroyInstance(inst, NULL);
+    gz_min_vk_close(&v);
     return 0;
 }

@@ -12,30 +12,13 @@
  *   gz-bench-vk-gpu-time [batches] [fill MiB]
  * Last line: key=value pairs (span_ns_p50, span_ns_p10, span_ns_p90, batches).
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <vulkan/vulkan.h>
-
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        VkResult r_ = (x);                                                                         \
-        if (r_ != VK_SUCCESS) {                                                                    \
-            fprintf(stderr, "%s failed: %d\n", #x, r_);                                            \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
+#include "gz_vk_min.h"
 
 static VkBuffer make_buffer(VkDevice dev, VkPhysicalDevice pd, VkDeviceSize size,
                             VkDeviceMemory *mem_out)
 {
     VkBuffer buf;
-    CHECK(vkCreateBuffer(dev,
+    GZ_VK_CHECK(vkCreateBuffer(dev,
                          &(VkBufferCreateInfo){.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
                                                .size = size,
                                                .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT},
@@ -47,12 +30,12 @@ static VkBuffer make_buffer(VkDevice dev, VkPhysicalDevice pd, VkDeviceSize size
     uint32_t type = 0;
     while (type < mp.memoryTypeCount && !(req.memoryTypeBits & (1u << type)))
         type++;
-    CHECK(vkAllocateMemory(dev,
+    GZ_VK_CHECK(vkAllocateMemory(dev,
                            &(VkMemoryAllocateInfo){.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
                                                    .allocationSize = req.size,
                                                    .memoryTypeIndex = type},
                            NULL, mem_out));
-    CHECK(vkBindBufferMemory(dev, buf, *mem_out, 0));
+    GZ_VK_CHECK(vkBindBufferMemory(dev, buf, *mem_out, 0));
     return buf;
 }
 
@@ -64,50 +47,28 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: gz-bench-vk-gpu-time [batches] [fill MiB]\n");
         return 2;
     }
-    VkInstance inst;
-    CHECK(vkCreateInstance(
-        &(VkInstanceCreateInfo){.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-                                .pApplicationInfo = &(VkApplicationInfo){
-                                    .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-                                    .pApplicationName = "gz-bench-vk-gpu-time",
-                                    .apiVersion = VK_API_VERSION_1_2}},
-        NULL, &inst));
-    uint32_t n = 1;
-    VkPhysicalDevice pd;
-    VkResult er = vkEnumeratePhysicalDevices(inst, &n, &pd);
-    if ((er != VK_SUCCESS && er != VK_INCOMPLETE) || !n) {
-        fprintf(stderr, "no Vulkan device\n");
+    gz_min_vk v = {0};
+    if (!gz_min_vk_instance(&v, "gz-bench-vk-gpu-time", VK_API_VERSION_1_2, 0, NULL))
         return 1;
-    }
-    VkPhysicalDeviceProperties props;
-    vkGetPhysicalDeviceProperties(pd, &props);
-    float prio = 1;
-    VkDevice dev;
-    CHECK(vkCreateDevice(pd,
-                         &(VkDeviceCreateInfo){
-                             .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                             .queueCreateInfoCount = 1,
-                             .pQueueCreateInfos = &(VkDeviceQueueCreateInfo){
-                                 .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-                                 .queueCount = 1,
-                                 .pQueuePriorities = &prio}},
-                         NULL, &dev));
-    VkQueue q;
-    vkGetDeviceQueue(dev, 0, 0, &q);
+    gz_min_vk_device(&v, 0, NULL);
+    VkPhysicalDevice pd = v.gpu;
+    VkPhysicalDeviceProperties props = v.props;
+    VkDevice dev = v.device;
+    VkQueue q = v.queue;
     VkDeviceMemory mem[2];
     VkBuffer buf[2] = {make_buffer(dev, pd, size, &mem[0]), make_buffer(dev, pd, size, &mem[1])};
     VkQueryPool qp;
-    CHECK(vkCreateQueryPool(dev,
+    GZ_VK_CHECK(vkCreateQueryPool(dev,
                             &(VkQueryPoolCreateInfo){.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                                                      .queryType = VK_QUERY_TYPE_TIMESTAMP,
                                                      .queryCount = 2},
                             NULL, &qp));
     VkCommandPool pool;
-    CHECK(vkCreateCommandPool(
+    GZ_VK_CHECK(vkCreateCommandPool(
         dev, &(VkCommandPoolCreateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO}, NULL,
         &pool));
     VkCommandBuffer cb[2];
-    CHECK(vkAllocateCommandBuffers(
+    GZ_VK_CHECK(vkAllocateCommandBuffers(
         dev,
         &(VkCommandBufferAllocateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                        .commandPool = pool,
@@ -117,17 +78,17 @@ int main(int argc, char **argv)
     /* A: reset both queries, the first timestamp, its fill. B: the other
      * fill (independent of A's: no barrier between them), the second
      * timestamp after all of it. */
-    CHECK(vkBeginCommandBuffer(cb[0], &bi));
+    GZ_VK_CHECK(vkBeginCommandBuffer(cb[0], &bi));
     vkCmdResetQueryPool(cb[0], qp, 0, 2);
     vkCmdWriteTimestamp(cb[0], VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, 0);
     vkCmdFillBuffer(cb[0], buf[0], 0, size, 0x01010101u);
-    CHECK(vkEndCommandBuffer(cb[0]));
-    CHECK(vkBeginCommandBuffer(cb[1], &bi));
+    GZ_VK_CHECK(vkEndCommandBuffer(cb[0]));
+    GZ_VK_CHECK(vkBeginCommandBuffer(cb[1], &bi));
     vkCmdFillBuffer(cb[1], buf[1], 0, size, 0x02020202u);
     vkCmdWriteTimestamp(cb[1], VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 1);
-    CHECK(vkEndCommandBuffer(cb[1]));
+    GZ_VK_CHECK(vkEndCommandBuffer(cb[1]));
     VkFence fence;
-    CHECK(vkCreateFence(dev, &(VkFenceCreateInfo){.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO},
+    GZ_VK_CHECK(vkCreateFence(dev, &(VkFenceCreateInfo){.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO},
                         NULL, &fence));
 
     uint64_t *span = calloc((size_t)batches, sizeof *span);
@@ -135,15 +96,15 @@ int main(int argc, char **argv)
                        .commandBufferCount = 2,
                        .pCommandBuffers = cb};
     for (int i = 0; i < batches; i++) {
-        CHECK(vkQueueSubmit(q, 1, &si, fence));
-        CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
-        CHECK(vkResetFences(dev, 1, &fence));
+        GZ_VK_CHECK(vkQueueSubmit(q, 1, &si, fence));
+        GZ_VK_CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+        GZ_VK_CHECK(vkResetFences(dev, 1, &fence));
         uint64_t ts[2];
-        CHECK(vkGetQueryPoolResults(dev, qp, 0, 2, sizeof ts, ts, sizeof ts[0],
+        GZ_VK_CHECK(vkGetQueryPoolResults(dev, qp, 0, 2, sizeof ts, ts, sizeof ts[0],
                                     VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
         span[i] = (uint64_t)((double)(ts[1] - ts[0]) * props.limits.timestampPeriod);
     }
-    qsort(span, (size_t)batches, sizeof *span, cmp_u64);
+    qsort(span, (size_t)batches, sizeof *span, gz_min_cmp_u64);
     printf("%s: %d batches of 2 command buffers filling %llu MiB each\n", props.deviceName,
            batches, (unsigned long long)(size >> 20));
     printf("span_ns_p50=%llu span_ns_p10=%llu span_ns_p90=%llu batches=%d\n",
@@ -157,8 +118,7 @@ int main(int argc, char **argv)
         vkDestroyBuffer(dev, buf[k], NULL);
         vkFreeMemory(dev, mem[k], NULL);
     }
-    vkDestroyDevice(dev, NULL);
-    vkDestroyInstance(inst, NULL);
+    gz_min_vk_close(&v);
     free(span);
     return 0;
 }

@@ -8,30 +8,14 @@
  * submit_ns: just before vkQueueSubmit; present_ns: after vkQueuePresentKHR
  * returned; done_ns: after the frame's fence wait returned (the frame's GPU
  * work ended before it). CLOCK_MONOTONIC. */
-#define VK_USE_PLATFORM_XCB_KHR
+#define VK_USE_PLATFORM_XCB_KHR /* before any Vulkan header */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <vulkan/vulkan.h>
 #include <xcb/xcb.h>
 
-#define CHECK(expr)                                                                            \
-    do {                                                                                       \
-        VkResult r_ = (expr);                                                                  \
-        if (r_ != VK_SUCCESS) {                                                                \
-            fprintf(stderr, "vk_present: %s failed: %d\n", #expr, r_);                       \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "gz_vk_min.h"
 
 int main(int argc, char **argv)
 {
@@ -51,59 +35,35 @@ int main(int argc, char **argv)
     xcb_flush(conn);
 
     const char *inst_exts[] = {VK_KHR_SURFACE_EXTENSION_NAME, VK_KHR_XCB_SURFACE_EXTENSION_NAME};
-    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-                             .pApplicationName = "gz-test-vk-present",
-                             .apiVersion = VK_API_VERSION_1_2};
-    VkInstance instance;
-    CHECK(vkCreateInstance(&(VkInstanceCreateInfo){.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-                                                   .pApplicationInfo = &app,
-                                                   .enabledExtensionCount = 2,
-                                                   .ppEnabledExtensionNames = inst_exts},
-                           NULL, &instance));
+    gz_min_vk v = {0};
+    if (!gz_min_vk_instance(&v, "gz-test-vk-present", VK_API_VERSION_1_2, 2, inst_exts))
+        return 77;
+    VkInstance instance = v.instance;
+    VkPhysicalDevice gpu = v.gpu;
     VkSurfaceKHR surface;
-    CHECK(vkCreateXcbSurfaceKHR(
+    GZ_VK_CHECK(vkCreateXcbSurfaceKHR(
         instance,
         &(VkXcbSurfaceCreateInfoKHR){.sType = VK_STRUCTURE_TYPE_XCB_SURFACE_CREATE_INFO_KHR,
                                      .connection = conn,
                                      .window = window},
         NULL, &surface));
 
-    uint32_t ngpu = 1;
-    VkPhysicalDevice gpu;
-    VkResult er = vkEnumeratePhysicalDevices(instance, &ngpu, &gpu);
-    if ((er != VK_SUCCESS && er != VK_INCOMPLETE) || !ngpu) {
-        fprintf(stderr, "vk_present: no Vulkan device\n");
-        return 77;
-    }
     VkBool32 can_present = VK_FALSE;
-    CHECK(vkGetPhysicalDeviceSurfaceSupportKHR(gpu, 0, surface, &can_present));
+    GZ_VK_CHECK(vkGetPhysicalDeviceSurfaceSupportKHR(gpu, 0, surface, &can_present));
     if (!can_present) {
         fprintf(stderr, "vk_present: queue family 0 cannot present\n");
         return 77;
     }
     const char *dev_exts[] = {VK_KHR_SWAPCHAIN_EXTENSION_NAME};
-    float prio = 1.0f;
-    VkDevice device;
-    CHECK(vkCreateDevice(
-        gpu,
-        &(VkDeviceCreateInfo){
-            .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-            .queueCreateInfoCount = 1,
-            .pQueueCreateInfos = &(VkDeviceQueueCreateInfo){
-                .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-                .queueCount = 1,
-                .pQueuePriorities = &prio},
-            .enabledExtensionCount = 1,
-            .ppEnabledExtensionNames = dev_exts},
-        NULL, &device));
-    VkQueue queue;
-    vkGetDeviceQueue(device, 0, 0, &queue);
+    gz_min_vk_device(&v, 1, dev_exts);
+    VkDevice device = v.device;
+    VkQueue queue = v.queue;
 
     VkSurfaceCapabilitiesKHR caps;
-    CHECK(vkGetPhysicalDeviceSurfaceCapabilitiesKHR(gpu, surface, &caps));
+    GZ_VK_CHECK(vkGetPhysicalDeviceSurfaceCapabilitiesKHR(gpu, surface, &caps));
     uint32_t nformats = 1;
     VkSurfaceFormatKHR format;
-    er = vkGetPhysicalDeviceSurfaceFormatsKHR(gpu, surface, &nformats, &format);
+    VkResult er = vkGetPhysicalDeviceSurfaceFormatsKHR(gpu, surface, &nformats, &format);
     if (er != VK_SUCCESS && er != VK_INCOMPLETE) {
         fprintf(stderr, "vk_present: no surface format\n");
         return 1;
@@ -111,7 +71,7 @@ int main(int argc, char **argv)
     VkExtent2D extent = caps.currentExtent.width == UINT32_MAX ? (VkExtent2D){256, 256}
                                                               : caps.currentExtent;
     VkSwapchainKHR swapchain;
-    CHECK(vkCreateSwapchainKHR(
+    GZ_VK_CHECK(vkCreateSwapchainKHR(
         device,
         &(VkSwapchainCreateInfoKHR){
             .sType = VK_STRUCTURE_TYPE_SWAPCHAIN_CREATE_INFO_KHR,
@@ -129,18 +89,18 @@ int main(int argc, char **argv)
             .clipped = VK_TRUE},
         NULL, &swapchain));
     uint32_t nimages = 0;
-    CHECK(vkGetSwapchainImagesKHR(device, swapchain, &nimages, NULL));
+    GZ_VK_CHECK(vkGetSwapchainImagesKHR(device, swapchain, &nimages, NULL));
     VkImage *images = calloc(nimages, sizeof *images);
-    CHECK(vkGetSwapchainImagesKHR(device, swapchain, &nimages, images));
+    GZ_VK_CHECK(vkGetSwapchainImagesKHR(device, swapchain, &nimages, images));
 
     VkCommandPool pool;
-    CHECK(vkCreateCommandPool(
+    GZ_VK_CHECK(vkCreateCommandPool(
         device,
         &(VkCommandPoolCreateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                    .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT},
         NULL, &pool));
     VkCommandBuffer cb;
-    CHECK(vkAllocateCommandBuffers(
+    GZ_VK_CHECK(vkAllocateCommandBuffers(
         device,
         &(VkCommandBufferAllocateInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                        .commandPool = pool,
@@ -149,10 +109,10 @@ int main(int argc, char **argv)
         &cb));
     VkSemaphore acquired, rendered;
     VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
-    CHECK(vkCreateSemaphore(device, &sci, NULL, &acquired));
-    CHECK(vkCreateSemaphore(device, &sci, NULL, &rendered));
+    GZ_VK_CHECK(vkCreateSemaphore(device, &sci, NULL, &acquired));
+    GZ_VK_CHECK(vkCreateSemaphore(device, &sci, NULL, &rendered));
     VkFence fence;
-    CHECK(vkCreateFence(device, &(VkFenceCreateInfo){.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO},
+    GZ_VK_CHECK(vkCreateFence(device, &(VkFenceCreateInfo){.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO},
                         NULL, &fence));
 
     const VkImageSubresourceRange range = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
@@ -164,7 +124,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "vk_present: vkAcquireNextImageKHR: %d\n", ar);
             return 1;
         }
-        CHECK(vkBeginCommandBuffer(
+        GZ_VK_CHECK(vkBeginCommandBuffer(
             cb, &(VkCommandBufferBeginInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                             .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT}));
         VkImageMemoryBarrier to_dst = {.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
@@ -190,11 +150,11 @@ int main(int argc, char **argv)
         vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
                              VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, NULL, 0, NULL, 1,
                              &to_present);
-        CHECK(vkEndCommandBuffer(cb));
+        GZ_VK_CHECK(vkEndCommandBuffer(cb));
 
         VkPipelineStageFlags wait_stage = VK_PIPELINE_STAGE_TRANSFER_BIT;
-        uint64_t submit_ns = now_ns();
-        CHECK(vkQueueSubmit(queue, 1,
+        uint64_t submit_ns = gz_min_now_ns();
+        GZ_VK_CHECK(vkQueueSubmit(queue, 1,
                             &(VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                                             .waitSemaphoreCount = 1,
                                             .pWaitSemaphores = &acquired,
@@ -211,26 +171,25 @@ int main(int argc, char **argv)
                                                             .swapchainCount = 1,
                                                             .pSwapchains = &swapchain,
                                                             .pImageIndices = &index});
-        uint64_t present_ns = now_ns();
+        uint64_t present_ns = gz_min_now_ns();
         if (pr != VK_SUCCESS && pr != VK_SUBOPTIMAL_KHR) {
             fprintf(stderr, "vk_present: vkQueuePresentKHR: %d\n", pr);
             return 1;
         }
-        CHECK(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX));
-        uint64_t done_ns = now_ns();
-        CHECK(vkResetFences(device, 1, &fence));
+        GZ_VK_CHECK(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX));
+        uint64_t done_ns = gz_min_now_ns();
+        GZ_VK_CHECK(vkResetFences(device, 1, &fence));
         printf("frame %d %llu %llu %llu\n", f, (unsigned long long)submit_ns,
                (unsigned long long)present_ns, (unsigned long long)done_ns);
     }
-    CHECK(vkDeviceWaitIdle(device));
+    GZ_VK_CHECK(vkDeviceWaitIdle(device));
     vkDestroyFence(device, fence, NULL);
     vkDestroySemaphore(device, acquired, NULL);
     vkDestroySemaphore(device, rendered, NULL);
     vkDestroyCommandPool(device, pool, NULL);
     vkDestroySwapchainKHR(device, swapchain, NULL);
-    vkDestroyDevice(device, NULL);
     vkDestroySurfaceKHR(instance, surface, NULL);
-    vkDestroyInstance(instance, NULL);
+    gz_min_vk_close(&v);
     free(images);
     xcb_destroy_window(conn, window);
     xcb_disconnect(conn);
