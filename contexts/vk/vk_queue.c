@@ -701,8 +701,15 @@ static uint32_t cmdbuf_name(gz_vk_cmdbuf *cb, uint32_t j)
 static bool take_brackets(gz_vk_queue *q, gz_vk_record *r)
 {
     uint32_t need = r->nbrackets;
+    /* A small batch in one run, never split at a page's end: then a steady
+     * program's batches fall on the same entries lap after lap, and the
+     * command buffers recorded for them (the copy at each batch's end) are
+     * found recorded already (dyn_digest). Split at a page's end, they moved
+     * by a few entries each lap and every one was recorded again (~15 µs of
+     * lavapipe's CPU per batch). */
+    uint32_t min = need <= GZ_VK_PAGE_ENTRIES / 8 ? need : 1;
     while (need && r->nruns < GZ_VK_BATCH_RUNS) {
-        if (!gz_vk_pages_take(q, need, 1, &r->runs[r->nruns]))
+        if (!gz_vk_pages_take(q, need, min, &r->runs[r->nruns]))
             break;
         need -= r->runs[r->nruns++].count;
     }
