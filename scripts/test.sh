@@ -40,7 +40,9 @@ UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
 
 # ThreadSanitizer: everything that runs our threads against each other (the
 # client's queue and worker, the layer under several app threads, device
-# loss, freed command buffers, the load test). Left out: what measures time
+# loss, freed command buffers, the load test, a lower layer calling back
+# during a submit, sync points and their spinner thread, the OpenCL burst,
+# frames on a swapchain). Left out: what measures time
 # (TSan slows it tenfold), and the two programs that exit with threads still
 # inside the loader (TSan reports the loader's mutex, with or without us).
 # The GL shim runs preloaded into the TSan-built test programs, after the
@@ -55,7 +57,9 @@ TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
     rel-device-lost rel-out-of-memory rel-calibration-lost rel-fork-exec rel-free-pending \
     load-million-zones cl-layer cl-macros \
     gl-epoxy-groups gl-epoxy-state gl-direct-groups gl-direct-state gl-epoxy-contexts \
-    gl-macros-shim gl-macros-no-shim gl-gpuzones-run gl-glx-groups gl-glx-macros-no-shim || status=1
+    gl-macros-shim gl-macros-no-shim gl-gpuzones-run gl-glx-groups gl-glx-macros-no-shim \
+    rel-reenter rel-batch-3000 vk-fault-families vk-fault-no-calibration-labels \
+    vk-present-frames cl-stress-burst || status=1
 
 # libFuzzer (clang): the environment parser and the JSON string writer, a
 # bounded time each on the committed seed corpus.
