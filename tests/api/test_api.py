@@ -285,20 +285,23 @@ def check_threads(exe, tmp):
 CHURN_KIB = 100
 
 
-def check_stress(tag, exe, tmp, slack, churn):
+def check_stress(tag, exe, tmp, slack, churn, frames=20):
     """The ring wrapping around (20 frames of 2000 zones, each collected,
     submitted and waited for: none dropped), 40 frames with their collects
     submitted together (more than the copy regions), and with churn 300
     contexts created and destroyed one after the other."""
-    r, trace = run_traced(exe, ["wrap", "20"], tmp, tag + "-wrap")
+    # Fewer frames under the sanitizers (each takes seconds on lavapipe
+    # there): 4096 zones of ring still wrap more than twice.
+    r, trace = run_traced(exe, ["wrap", str(frames)], tmp, tag + "-wrap")
     if check(r.returncode == 0, "%s wrap: exit %d: %s" % (tag, r.returncode, r.stderr[-500:])):
         t = gztrace.load(trace)
         for e in t.accounting_errors():
             check(False, "%s wrap: %s" % (tag, e))
         zs = sorted(t.gpu_zones(name="Wrap"), key=lambda z: z["_ts"])
         windows = frames_of(r.stdout)
-        if check(len(zs) == 20 * 2000 and len(windows) == 20,
-                 "%s wrap: %d zones in %d frames, expected 40000 in 20" % (tag, len(zs), len(windows))):
+        if check(len(zs) == frames * 2000 and len(windows) == frames,
+                 "%s wrap: %d zones in %d frames, expected %d in %d"
+                 % (tag, len(zs), len(windows), frames * 2000, frames)):
             for f, (t0, t1) in enumerate(windows):
                 out = [z for z in zs[2000 * f:2000 * (f + 1)]
                        if z["_ts"] < t0 - slack or z["_end"] > t1 + slack]
@@ -360,9 +363,11 @@ def part_installed(args, tmp):
     if progs.get("c-on"):
         check_misuse(progs["c-on"], tmp)
         check_threads(progs["c-on"], tmp)
-        check_stress("c-on", progs["c-on"], tmp, SYNC_SLACK_NS, churn=True)
+        check_stress("c-on", progs["c-on"], tmp, SYNC_SLACK_NS, churn=True,
+                     frames=6 if sanitize_flags(args.build) else 20)
     if progs.get("cxx-host-on"):  # host query reset: slots freed at read-back
-        check_stress("cxx-host-on", progs["cxx-host-on"], tmp, CALIBRATED_SLACK_NS, churn=False)
+        check_stress("cxx-host-on", progs["cxx-host-on"], tmp, CALIBRATED_SLACK_NS, churn=False,
+                     frames=6 if sanitize_flags(args.build) else 20)
 
 
 # ---- the volk sample, alone and under the layer ------------------------------
