@@ -132,10 +132,13 @@ def main():
     ap.add_argument("--layer-dir", required=True)
     ap.add_argument("--fault-layer-dir", required=True)
     ap.add_argument("--scenario", choices=sorted(SCENARIOS), required=True)
+    ap.add_argument("--rss-limit", type=int,
+                    help="churn: most bytes a device the layer may add to resident memory")
     ap.add_argument("--count", type=int,
                     help="load scenarios: submits (loop) or seconds (rate) instead of the default")
     args = ap.parse_args()
     prog_args, fault = SCENARIOS[args.scenario]
+    RSS_LIMIT[0] = args.rss_limit
     if args.count and args.scenario in ("loop", "rate", "churn"):
         prog_args = prog_args[:]
         prog_args[2 if args.scenario == "rate" else 1] = str(args.count)
@@ -221,6 +224,9 @@ def check_load(scenario, p, trace, said):
     return f
 
 
+RSS_LIMIT = [None]  # --rss-limit
+
+
 def check(scenario, p, base, trace, said, tmp):
     if scenario in LOAD:
         return check_load(scenario, p, trace, said)
@@ -303,7 +309,20 @@ def check(scenario, p, base, trace, said, tmp):
         if tot.get("zones_dropped"):
             f.append("zones were dropped: %s" % tot)
         m = re.search(r"^rss (\d+) (\d+)$", p.stderr, re.M)
-        print("RSS after a tenth of the devices and at the end: %s kB" % (m.groups() if m else "?",))
+        mb = re.search(r"^rss (\d+) (\d+)$", base.stderr, re.M)
+        print("RSS after a tenth of the devices and at the end: %s kB (without the layer: %s kB)"
+              % (m.groups() if m else "?", mb.groups() if mb else "?"))
+        if RSS_LIMIT[0] is not None:
+            if not (m and mb):
+                f.append("the program did not report its resident memory")
+            else:
+                grown = (int(m.group(2)) - int(m.group(1))) - (int(mb.group(2)) - int(mb.group(1)))
+                per_device = grown * 1024 / (devices - devices // 10)
+                print("the layer's growth after the first tenth: %d kB, %.0f bytes a device"
+                      % (grown, per_device))
+                if per_device > RSS_LIMIT[0]:
+                    f.append("resident memory grows by %.0f bytes a device with the layer (limit %d): "
+                             "a device's state is not given back" % (per_device, RSS_LIMIT[0]))
     elif scenario == "free-pending":
         expect = sorted("freed %d" % i for i in range(1, 41))
         if got != expect:
