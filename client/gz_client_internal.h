@@ -17,6 +17,12 @@ typedef struct gz_client {
     char exe[256];
     /* Zones dropped before they reached the queue, per track (index = id). */
     uint64_t track_drops[GZ_MAX_TRACKS];
+    /* Set when the program exits: outputs that cannot take more by then
+     * give up (gz_jsonw.deadline_ns). CLOCK_MONOTONIC ns, 0 = none. */
+    uint64_t output_deadline_ns;
+    /* Bumped by the worker as it gets on (cycles, writes): the exit waits
+     * for a worker that moves, not for one that is stuck. */
+    uint64_t worker_progress;
 } gz_client;
 
 extern gz_client gz_the_client;

@@ -240,6 +240,8 @@ bool gz_json_sink_open(const gz_config *cfg, int pid, const char *exe, gz_trace_
     j->outcome = outcome;
     j->raw_ticks = cfg->raw_ticks;
     gz_trace_open(&j->trace, cfg->output, pid, exe);
+    j->trace.w.deadline_ns = &gz_the_client.output_deadline_ns;
+    j->trace.w.progress = &gz_the_client.worker_progress;
     *out = (gz_sink){.ops = &json_ops, .self = j};
     return true;
 }

@@ -587,6 +587,7 @@ static void flush_sinks(worker *w)
 static void cycle(worker *w, uint32_t wait_ms)
 {
     static uint16_t ending[GZ_MAX_TRACKS]; /* only the worker thread uses it */
+    __atomic_fetch_add(&gz_the_client.worker_progress, 1, __ATOMIC_RELAXED);
     uint32_t nend = gz_client_tracks_ending(ending, GZ_MAX_TRACKS);
     const gz_item *items;
     uint32_t n = gz_queue_take(&gz_the_client.queue, wait_ms, &items);
@@ -617,6 +618,7 @@ void *gz_worker_main(void *arg)
     gz_client_run_collectors(true);
     for (int half = 0; half < 2; half++)
         cycle(w, 0);
+    __atomic_fetch_add(&c->worker_progress, 1, __ATOMIC_RELAXED);
     finish(w);
     free(w);
     return NULL;
