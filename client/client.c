@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +79,12 @@ static void start(void)
         __atomic_store_n(&state, STOPPED, __ATOMIC_RELEASE);
         return;
     }
+    /* The worker starts with the stop signals blocked (it inherits this
+     * thread's mask): their handler waits for the worker. */
+    sigset_t old_mask;
+    gz_signals_block_in_thread(&old_mask);
     int err = pthread_create(&worker, NULL, gz_worker_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     if (err) {
         gz_log("cannot start the worker thread (%s); timing is off for this process",
                strerror(err));
@@ -89,6 +95,7 @@ static void start(void)
     atexit(stop_at_exit);
     pthread_atfork(NULL, NULL, forked_child);
     __atomic_store_n(&state, RUNNING, __ATOMIC_RELEASE);
+    gz_signals_install();
 }
 
 bool gz_client_start(void)
@@ -158,6 +165,16 @@ void gz_client_stop(void)
                STUCK_NS / 1000000000ull);
     }
     __atomic_store_n(&state, STOPPED, __ATOMIC_RELEASE);
+}
+
+void gz_client_stop_for_signal(int sig)
+{
+    if (__atomic_exchange_n(&stopping, 1, __ATOMIC_ACQ_REL))
+        return;
+    gz_log("%s: closing the trace, then the signal ends the program", strsignal(sig));
+    __atomic_store_n(&gz_the_client.output_deadline_ns, gz_host_now_ns() + OUTPUT_GRACE_NS,
+                     __ATOMIC_RELEASE);
+    gz_queue_stop(&gz_the_client.queue);
 }
 
 gz_level gz_client_level(void)

@@ -3,6 +3,7 @@
 #ifndef GZ_CLIENT_INTERNAL_H
 #define GZ_CLIENT_INTERNAL_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "gz_config.h"
@@ -37,6 +38,18 @@ void gz_client_track_release(uint16_t track);
 
 /* Runs every collector once (final: the last time, before the worker stops). */
 void gz_client_run_collectors(bool final);
+
+/* Ctrl-C (signals.c): installs the handlers of SIGINT/SIGTERM/SIGHUP left
+ * at their default action; blocks them in the calling thread (the worker
+ * must never run a handler that waits for the worker); the signal that
+ * asked for a stop, 0 if none; the worker has closed its outputs. */
+void gz_signals_install(void);
+void gz_signals_block_in_thread(sigset_t *old);
+int gz_signals_requested(void);
+void gz_signals_worker_done(void);
+/* For the worker, when a signal asked for a stop: stops like
+ * gz_client_stop without waiting for itself. */
+void gz_client_stop_for_signal(int sig);
 
 /* The worker thread's body: drains the queue until stop, then writes the
  * trace's end and the summary. */

@@ -602,6 +602,7 @@ void *gz_worker_main(void *arg)
     worker *w = calloc(1, sizeof *w);
     if (!w) {
         gz_log("out of memory for the worker; timing is off for this process");
+        gz_signals_worker_done(); /* nothing to close: a signal need not wait */
         return NULL;
     }
     open_sinks(w, c);
@@ -611,6 +612,9 @@ void *gz_worker_main(void *arg)
         gz_client_run_collectors(false);
         report_calibrations(w, false);
         flush_sinks(w);
+        int sig = gz_signals_requested();
+        if (sig)
+            gz_client_stop_for_signal(sig);
     }
     /* Stop: what producers queued, then the final readback, then what that
      * produced (two takes: one per half). */
@@ -621,5 +625,6 @@ void *gz_worker_main(void *arg)
     __atomic_fetch_add(&c->worker_progress, 1, __ATOMIC_RELAXED);
     finish(w);
     free(w);
+    gz_signals_worker_done();
     return NULL;
 }
