@@ -40,6 +40,7 @@ static int handling;               /* a handler is waiting for the worker (atomi
  * WAIT_MAX_NS: an interrupted thread may hold a lock the worker needs. */
 #define WAIT_STUCK_NS 2000000000ll
 #define WAIT_MAX_NS 5000000000ll
+#define OUTPUT_GIVE_UP_NS 1000000000ull
 
 static int index_of(int sig)
 {
@@ -120,6 +121,9 @@ static void on_signal(int sig, siginfo_t *info, void *context)
         errno = saved_errno;
         return;
     }
+    /* An output nobody reads must not keep the worker from noticing. */
+    __atomic_store_n(&gz_the_client.output_deadline_ns,
+                     (uint64_t)mono_ns() + OUTPUT_GIVE_UP_NS, __ATOMIC_RELEASE);
     __atomic_store_n(&requested, sig, __ATOMIC_RELEASE);
     wait_for_worker();
     default_action(sig);

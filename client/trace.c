@@ -117,15 +117,19 @@ bool gz_trace_open(gz_trace *t, const char *path, int pid, const char *exe)
         snprintf(t->path, sizeof t->path, "%s", path);
     } else {
         int err = errno;
+        struct stat st;
+        /* ENXIO also comes from a socket or a device without its driver. */
+        bool no_reader = err == ENXIO && stat(path, &st) == 0 && S_ISFIFO(st.st_mode);
         const char *base = strrchr(path, '/');
         base = base ? base + 1 : path;
         const char *tmp = getenv("TMPDIR");
         if (!tmp || !*tmp)
             tmp = "/tmp";
         snprintf(t->path, sizeof t->path, "%s/%s", tmp, *base ? base : "gpuzones.json");
-        fd = open_output(t->path);
+        /* The same path again (a FIFO in $TMPDIR) would fail the same way. */
+        fd = strcmp(t->path, path) ? open_output(t->path) : (errno = err, -1);
         if (fd < 0) {
-            if (err == ENXIO)
+            if (no_reader)
                 gz_log("nobody opened FIFO %s for reading within %d ms, and %s cannot be "
                        "written either (%s); no trace is written",
                        path, FIFO_OPEN_WAIT_MS, t->path, strerror(errno));
@@ -134,7 +138,7 @@ bool gz_trace_open(gz_trace *t, const char *path, int pid, const char *exe)
                        path, strerror(err), t->path, strerror(errno));
             return false;
         }
-        if (err == ENXIO)
+        if (no_reader)
             gz_log("nobody opened FIFO %s for reading within %d ms; writing %s instead", path,
                    FIFO_OPEN_WAIT_MS, t->path);
         else

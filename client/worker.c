@@ -510,7 +510,11 @@ static void end_tracks(worker *w, const uint16_t *ids, uint32_t n)
         if (!id || id >= GZ_MAX_TRACKS)
             continue;
         track *t = &w->tracks[id];
-        if (t->used) {
+        /* Ended twice, or never made: its id is not ours to give back
+         * (giving it twice would hand one id to two tracks). */
+        if (!t->used)
+            continue;
+        {
             if (t->ncycle)
                 write_cycle(w, id, t, w->now, true);
             for (uint32_t i = 0; i < w->ndirty; i++) {
@@ -528,14 +532,12 @@ static void end_tracks(worker *w, const uint16_t *ids, uint32_t n)
          * nothing counted in between is lost. */
         uint64_t before_queue =
             __atomic_exchange_n(&gz_the_client.track_drops[id], 0, __ATOMIC_RELAXED);
-        uint64_t dropped = before_queue + (t->used ? t->dropped : 0);
+        uint64_t dropped = before_queue + t->dropped;
         w->ended_drops_before_queue += before_queue;
         w->ended_drops += dropped;
-        if (t->used) {
-            FOR_SINKS(w, track_drops, id, dropped);
-            FOR_SINKS(w, track_end, id);
-            track_clear(w, id);
-        }
+        FOR_SINKS(w, track_drops, id, dropped);
+        FOR_SINKS(w, track_end, id);
+        track_clear(w, id);
         gz_client_track_release(id);
     }
 }
