@@ -50,7 +50,8 @@ bool gz_queue_push_n(gz_queue *q, const gz_item *items, uint32_t n)
     if (ok && n) {
         uint32_t before = q->count;
         memcpy(&q->half[q->active][q->count], items, (size_t)n * sizeof *items);
-        q->count += n;
+        /* Stored atomically: gz_queue_room reads it without the lock. */
+        __atomic_store_n(&q->count, before + n, __ATOMIC_RELAXED);
         q->pushed += n;
         /* Wake the worker early on a burst, once per half. */
         if (before < q->capacity / 2 && q->count >= q->capacity / 2)
@@ -87,7 +88,7 @@ uint32_t gz_queue_take(gz_queue *q, uint32_t timeout_ms, const gz_item **items)
     uint32_t n = q->count;
     *items = q->half[q->active];
     q->active ^= 1;
-    q->count = 0;
+    __atomic_store_n(&q->count, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&q->lock);
     return n;
 }
