@@ -7,8 +7,8 @@
  * zones arrive converted, each track's zones parents first (earlier begin
  * first, longer first on equal begins), never two tracks interleaved out of
  * a track's own order. Every operation may be NULL where a sink has nothing
- * to do with it. Implementations: trace.c (Chrome JSON), summary.c (the
- * exit summary), tracy/ (the Tracy profiler). */
+ * to do with it. Implementations: sink_json.c (Chrome JSON, through
+ * trace.c), summary.c (the exit summary), tracy/ (the Tracy profiler). */
 #ifndef GZ_SINK_H
 #define GZ_SINK_H
 
