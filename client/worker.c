@@ -514,19 +514,17 @@ static void end_tracks(worker *w, const uint16_t *ids, uint32_t n)
          * (giving it twice would hand one id to two tracks). */
         if (!t->used)
             continue;
-        {
-            if (t->ncycle)
-                write_cycle(w, id, t, w->now, true);
-            for (uint32_t i = 0; i < w->ndirty; i++) {
-                if (w->dirty[i] == id) {
-                    w->dirty[i] = w->dirty[--w->ndirty];
-                    break;
-                }
+        if (t->ncycle)
+            write_cycle(w, id, t, w->now, true);
+        for (uint32_t i = 0; i < w->ndirty; i++) {
+            if (w->dirty[i] == id) {
+                w->dirty[i] = w->dirty[--w->ndirty];
+                break;
             }
-            if (t->owns_clock && t->clk) {
-                gz_gpu_clock_fit(&t->clk->c);
-                report_calibration(w, id, t, w->now);
-            }
+        }
+        if (t->owns_clock && t->clk) { /* its final clock, for the summary's line */
+            gz_gpu_clock_fit(&t->clk->c);
+            report_calibration(w, id, t, w->now);
         }
         /* The counter is reset here, not read and reset later, so that
          * nothing counted in between is lost. */
