@@ -8,6 +8,9 @@
   fifo-stalled     a reader opens the FIFO and never reads: the program
                    still exits within a few seconds and says the rest of
                    the trace was given up.
+  stdout-stalled   GPUZONES_OUTPUT=/dev/stdout, stdout a pipe nobody reads:
+                   the worker blocks in a write to the program's own (blocking)
+                   fd; the exit gives up on it within a few seconds and says so.
   dev-stdout       GPUZONES_OUTPUT=/dev/stdout with stdout redirected to a
                    file: every line the program (a shell around the sample)
                    printed survives, and the trace's events are there too.
@@ -114,6 +117,34 @@ def fifo_stalled(args, tmp):
     return 0
 
 
+def stdout_stalled(args, tmp):
+    frames = 300  # a trace well over a pipe's 64 KiB
+    base = baseline(args, tmp, frames)
+    if base is None:
+        return fail("the sample does not run with a plain trace file")
+    rd, wr = os.pipe()
+    try:
+        r, took = run_timed([args.program, "--frames", str(frames)],
+                            env_for(args.layer_dir, "/dev/stdout", tmp), base + 60, stdout=wr)
+    finally:
+        os.close(wr)
+        os.close(rd)
+    if r is None:
+        return fail("with stdout a pipe nobody reads, the program did not exit")
+    print("stdout a pipe nobody reads: exit %d after %.2f s (%.2f s with a file)"
+          % (r.returncode, took, base))
+    if r.returncode != 0:
+        return fail("exit %d: %s" % (r.returncode, r.stderr[-800:]))
+    if took > base + 4:
+        return fail("exit took %.2f s more than with a file (at most 4 s)" % (took - base))
+    lines = [l for l in r.stderr.splitlines() if l.startswith("gpuzones:") and "stuck" in l]
+    if not lines:
+        return fail("no gpuzones: line says the exit went on without the worker:\n"
+                    + r.stderr[-1500:])
+    print(lines[0])
+    return 0
+
+
 def dev_stdout(args, tmp):
     out = os.path.join(tmp, "stdout.txt")
     script = ('echo "program line 1"; echo "program line 2"; "$0" --frames 3; '
@@ -142,10 +173,11 @@ def main():
     ap.add_argument("--program", required=True)
     ap.add_argument("--layer-dir", required=True)
     ap.add_argument("--scenario", required=True,
-                    choices=["fifo-no-reader", "fifo-stalled", "dev-stdout"])
+                    choices=["fifo-no-reader", "fifo-stalled", "stdout-stalled", "dev-stdout"])
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="gz-output-") as tmp:
         return {"fifo-no-reader": fifo_no_reader, "fifo-stalled": fifo_stalled,
+                "stdout-stalled": stdout_stalled,
                 "dev-stdout": dev_stdout}[args.scenario](args, tmp)
 
 
