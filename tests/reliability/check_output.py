@@ -8,9 +8,11 @@
   fifo-stalled     a reader opens the FIFO and never reads: the program
                    still exits within a few seconds and says the rest of
                    the trace was given up.
-  stdout-stalled   GPUZONES_OUTPUT=/dev/stdout, stdout a pipe nobody reads:
-                   the worker blocks in a write to the program's own (blocking)
-                   fd; the exit gives up on it within a few seconds and says so.
+  fd-stalled       GPUZONES_OUTPUT=/dev/fd/N, N a pipe nobody reads (not the
+                   program's stdout: its own lines would block there too once
+                   the trace has filled the pipe): the worker blocks in a write
+                   to the program's own (blocking) fd; the exit gives up on it
+                   within a few seconds and says so.
   dev-stdout       GPUZONES_OUTPUT=/dev/stdout with stdout redirected to a
                    file: every line the program (a shell around the sample)
                    printed survives, and the trace's events are there too.
@@ -117,7 +119,7 @@ def fifo_stalled(args, tmp):
     return 0
 
 
-def stdout_stalled(args, tmp):
+def fd_stalled(args, tmp):
     frames = 300  # a trace well over a pipe's 64 KiB
     base = baseline(args, tmp, frames)
     if base is None:
@@ -125,18 +127,22 @@ def stdout_stalled(args, tmp):
     rd, wr = os.pipe()
     try:
         r, took = run_timed([args.program, "--frames", str(frames)],
-                            env_for(args.layer_dir, "/dev/stdout", tmp), base + 60, stdout=wr)
+                            env_for(args.layer_dir, "/dev/fd/%d" % wr, tmp), base + 60,
+                            stdout=subprocess.DEVNULL, pass_fds=(wr,))
     finally:
         os.close(wr)
         os.close(rd)
     if r is None:
-        return fail("with stdout a pipe nobody reads, the program did not exit")
-    print("stdout a pipe nobody reads: exit %d after %.2f s (%.2f s with a file)"
+        return fail("with the output a pipe nobody reads, the program did not exit")
+    print("output a pipe nobody reads: exit %d after %.2f s (%.2f s with a file)"
           % (r.returncode, took, base))
     if r.returncode != 0:
         return fail("exit %d: %s" % (r.returncode, r.stderr[-800:]))
-    if took > base + 4:
-        return fail("exit took %.2f s more than with a file (at most 4 s)" % (took - base))
+    # The exit gives up after 2 s without progress; the rest of the margin
+    # is the difference between two runs of the program on a loaded
+    # machine under a sanitizer (seen: 2.5 s).
+    if took > base + 5:
+        return fail("exit took %.2f s more than with a file (at most 5 s)" % (took - base))
     lines = [l for l in r.stderr.splitlines() if l.startswith("gpuzones:") and "stuck" in l]
     if not lines:
         return fail("no gpuzones: line says the exit went on without the worker:\n"
@@ -173,11 +179,11 @@ def main():
     ap.add_argument("--program", required=True)
     ap.add_argument("--layer-dir", required=True)
     ap.add_argument("--scenario", required=True,
-                    choices=["fifo-no-reader", "fifo-stalled", "stdout-stalled", "dev-stdout"])
+                    choices=["fifo-no-reader", "fifo-stalled", "fd-stalled", "dev-stdout"])
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="gz-output-") as tmp:
         return {"fifo-no-reader": fifo_no_reader, "fifo-stalled": fifo_stalled,
-                "stdout-stalled": stdout_stalled,
+                "fd-stalled": fd_stalled,
                 "dev-stdout": dev_stdout}[args.scenario](args, tmp)
 
 
