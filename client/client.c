@@ -5,10 +5,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gz_client.h"
@@ -77,7 +79,12 @@ static void start(void)
         __atomic_store_n(&state, STOPPED, __ATOMIC_RELEASE);
         return;
     }
+    /* The worker starts with the stop signals blocked (it inherits this
+     * thread's mask): their handler waits for the worker. */
+    sigset_t old_mask;
+    gz_signals_block_in_thread(&old_mask);
     int err = pthread_create(&worker, NULL, gz_worker_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     if (err) {
         gz_log("cannot start the worker thread (%s); timing is off for this process",
                strerror(err));
@@ -88,6 +95,7 @@ static void start(void)
     atexit(stop_at_exit);
     pthread_atfork(NULL, NULL, forked_child);
     __atomic_store_n(&state, RUNNING, __ATOMIC_RELEASE);
+    gz_signals_install();
 }
 
 bool gz_client_start(void)
@@ -106,15 +114,67 @@ bool gz_client_running(void)
     return running() && !__atomic_load_n(&stopping, __ATOMIC_ACQUIRE);
 }
 
+/* An output nobody reads gets this long at exit before it is given up
+ * (gz_jsonw.deadline_ns); a worker that does not move at all for
+ * STUCK_NS is left behind. Together they bound what any output can add to
+ * the program's exit to about 2 s. */
+#define OUTPUT_GRACE_NS 1000000000ull
+#define STUCK_NS 2000000000ull
+
+/* Waits for the worker while it gets on; false when it has not moved for
+ * STUCK_NS (blocked in a write to a pipe nobody reads, in a driver). */
+static bool join_worker_bounded(void)
+{
+    uint64_t seen = __atomic_load_n(&gz_the_client.worker_progress, __ATOMIC_RELAXED);
+    uint64_t still_since = gz_host_now_ns();
+    for (;;) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 50000000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        int err = pthread_timedjoin_np(worker, NULL, &until);
+        if (err != ETIMEDOUT)
+            return true;
+        uint64_t now = gz_host_now_ns();
+        uint64_t p = __atomic_load_n(&gz_the_client.worker_progress, __ATOMIC_RELAXED);
+        if (p != seen) {
+            seen = p;
+            still_since = now;
+        } else if (now - still_since >= STUCK_NS) {
+            return false;
+        }
+    }
+}
+
 void gz_client_stop(void)
 {
     if (!running() || __atomic_exchange_n(&stopping, 1, __ATOMIC_ACQ_REL))
         return;
+    __atomic_store_n(&gz_the_client.output_deadline_ns, gz_host_now_ns() + OUTPUT_GRACE_NS,
+                     __ATOMIC_RELEASE);
     gz_queue_stop(&gz_the_client.queue);
     if (pthread_equal(pthread_self(), worker))
         return; /* exit() from inside a collector: the worker finishes on return */
-    pthread_join(worker, NULL);
+    if (!join_worker_bounded()) {
+        /* Its state stays as it is: the worker may still use it. */
+        gz_log("the worker has been stuck for %llu s at exit (an output nobody reads?); "
+               "exiting without it: the trace may lack its end and the summary is not printed",
+               STUCK_NS / 1000000000ull);
+    }
     __atomic_store_n(&state, STOPPED, __ATOMIC_RELEASE);
+}
+
+void gz_client_stop_for_signal(int sig)
+{
+    if (__atomic_exchange_n(&stopping, 1, __ATOMIC_ACQ_REL))
+        return;
+    gz_log("%s: closing the trace, then the signal ends the program", strsignal(sig));
+    __atomic_store_n(&gz_the_client.output_deadline_ns, gz_host_now_ns() + OUTPUT_GRACE_NS,
+                     __ATOMIC_RELEASE);
+    gz_queue_stop(&gz_the_client.queue);
 }
 
 gz_level gz_client_level(void)

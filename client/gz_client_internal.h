@@ -3,6 +3,7 @@
 #ifndef GZ_CLIENT_INTERNAL_H
 #define GZ_CLIENT_INTERNAL_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "gz_config.h"
@@ -17,6 +18,12 @@ typedef struct gz_client {
     char exe[256];
     /* Zones dropped before they reached the queue, per track (index = id). */
     uint64_t track_drops[GZ_MAX_TRACKS];
+    /* Set when the program exits: outputs that cannot take more by then
+     * give up (gz_jsonw.deadline_ns). CLOCK_MONOTONIC ns, 0 = none. */
+    uint64_t output_deadline_ns;
+    /* Bumped by the worker as it gets on (cycles, writes): the exit waits
+     * for a worker that moves, not for one that is stuck. */
+    uint64_t worker_progress;
 } gz_client;
 
 extern gz_client gz_the_client;
@@ -31,6 +38,18 @@ void gz_client_track_release(uint16_t track);
 
 /* Runs every collector once (final: the last time, before the worker stops). */
 void gz_client_run_collectors(bool final);
+
+/* Ctrl-C (signals.c): installs the handlers of SIGINT/SIGTERM/SIGHUP left
+ * at their default action; blocks them in the calling thread (the worker
+ * must never run a handler that waits for the worker); the signal that
+ * asked for a stop, 0 if none; the worker has closed its outputs. */
+void gz_signals_install(void);
+void gz_signals_block_in_thread(sigset_t *old);
+int gz_signals_requested(void);
+void gz_signals_worker_done(void);
+/* For the worker, when a signal asked for a stop: stops like
+ * gz_client_stop without waiting for itself. */
+void gz_client_stop_for_signal(int sig);
 
 /* The worker thread's body: drains the queue until stop, then writes the
  * trace's end and the summary. */

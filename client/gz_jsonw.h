@@ -13,6 +13,12 @@ typedef struct gz_jsonw {
     int error;       /* errno of the first failed write, 0 if none */
     size_t len;      /* bytes in buf */
     uint64_t written; /* bytes handed to the kernel */
+    /* For a non-blocking fd (a FIFO): a write the reader is not ready for
+     * waits until CLOCK_MONOTONIC passes *deadline_ns (0: no deadline
+     * yet, read again every 50 ms), then fails with ETIMEDOUT. NULL: no
+     * waiting, EAGAIN fails at once. */
+    const uint64_t *deadline_ns;
+    uint64_t *progress; /* if set, bumped after each write that took bytes */
     char buf[1 << 16];
 } gz_jsonw;
 

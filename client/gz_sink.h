@@ -7,8 +7,8 @@
  * zones arrive converted, each track's zones parents first (earlier begin
  * first, longer first on equal begins), never two tracks interleaved out of
  * a track's own order. Every operation may be NULL where a sink has nothing
- * to do with it. Implementations: trace.c (Chrome JSON), summary.c (the
- * exit summary), tracy/ (the Tracy profiler). */
+ * to do with it. Implementations: sink_json.c (Chrome JSON, through
+ * trace.c), summary.c (the exit summary), tracy/ (the Tracy profiler). */
 #ifndef GZ_SINK_H
 #define GZ_SINK_H
 
@@ -79,6 +79,14 @@ typedef struct gz_sink_ops {
      * bounded time whatever the output does (a FIFO nobody reads, a
      * profiler that stopped reading). */
     void (*close)(void *s, const gz_sink_totals *t);
+    /* Added after the first version; NULL where a sink has no use for them. */
+    /* The offset the track's clock model applies now, up to 10 times a
+     * second while the model changes (a counter of the drift it follows). */
+    void (*clock_correction)(void *s, const gz_sink_track *t, const gz_gpu_clock *c, uint64_t ns);
+    /* Zones of the track lost before they reached any sink (rings or queue
+     * full, out of memory); once before its track_end, and for a track
+     * still alive at the end, once before close. */
+    void (*track_drops)(void *s, uint16_t id, uint64_t dropped);
 } gz_sink_ops;
 
 typedef struct gz_sink {

@@ -1,5 +1,7 @@
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gz_jsonw.h"
@@ -10,6 +12,39 @@ void gz_jsonw_init(gz_jsonw *w, int fd)
     w->error = 0;
     w->len = 0;
     w->written = 0;
+    w->deadline_ns = NULL;
+    w->progress = NULL;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The reader of a non-blocking fd is not ready: waits for room in slices,
+ * so that a deadline set meanwhile (the program is exiting) is seen.
+ * False once the deadline has passed. */
+static bool wait_writable(gz_jsonw *w)
+{
+    if (!w->deadline_ns)
+        return false;
+    for (;;) {
+        uint64_t deadline = __atomic_load_n(w->deadline_ns, __ATOMIC_ACQUIRE);
+        uint64_t now = now_ns();
+        if (deadline && now >= deadline)
+            return false;
+        int ms = 50;
+        if (deadline && deadline - now < 50000000ull)
+            ms = (int)((deadline - now) / 1000000ull) + 1;
+        struct pollfd p = {.fd = w->fd, .events = POLLOUT};
+        int r = poll(&p, 1, ms);
+        if (r > 0)
+            return true; /* room, or an error the next write reports */
+        if (r < 0 && errno != EINTR)
+            return false;
+    }
 }
 
 bool gz_jsonw_flush(gz_jsonw *w)
@@ -19,6 +54,11 @@ bool gz_jsonw_flush(gz_jsonw *w)
         ssize_t n = write(w->fd, w->buf + off, w->len - off);
         if (n < 0 && errno == EINTR)
             continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (wait_writable(w))
+                continue;
+            errno = ETIMEDOUT;
+        }
         if (n <= 0) {
             w->error = n < 0 ? errno : EIO;
             w->fd = -1; /* the caller reports and closes */
@@ -26,6 +66,8 @@ bool gz_jsonw_flush(gz_jsonw *w)
         }
         off += (size_t)n;
         w->written += (uint64_t)n;
+        if (w->progress)
+            __atomic_fetch_add(w->progress, 1, __ATOMIC_RELAXED);
     }
     w->len = 0;
     return w->error == 0;

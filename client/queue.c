@@ -50,7 +50,7 @@ bool gz_queue_push_n(gz_queue *q, const gz_item *items, uint32_t n)
     if (ok && n) {
         uint32_t before = q->count;
         memcpy(&q->half[q->active][q->count], items, (size_t)n * sizeof *items);
-        /* Atomic store (under the lock): gz_queue_room reads it without. */
+        /* Stored atomically: gz_queue_room reads it without the lock. */
         __atomic_store_n(&q->count, before + n, __ATOMIC_RELAXED);
         q->pushed += n;
         /* Wake the worker early on a burst, once per half. */

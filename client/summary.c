@@ -1,9 +1,15 @@
+/* The exit summary on stderr: the zone table (a row per name and kind),
+ * a line per GPU track, the totals. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "gz_calibration.h"
+#include "gz_client_internal.h"
+#include "gz_gpu_clock.h"
 #include "gz_intern.h"
 #include "gz_item.h"
 #include "gz_stats.h"
+#include "gz_sinks.h"
 #include "gz_summary.h"
 
 #define MAX_ROWS 4096u
@@ -156,4 +162,212 @@ void gz_summary_print_zones(gz_summary *s, FILE *f)
         fputc('\n', f);
     }
     free(sorted);
+}
+
+/* The summary as a sink: the zone table above, then a line per GPU track
+ * (tracks of the same name folded into one, so that a program that made
+ * and destroyed a thousand devices gets one line for them, not a
+ * thousand), then the totals. */
+
+#define MAX_GROUPS 4096u
+#define GROUP_SLOTS (MAX_GROUPS * 2)
+
+/* A track's clock as last reported, for its line. */
+typedef struct clock_snap {
+    bool valid;
+    gz_calib_method method;
+    uint64_t calib_deviation_ns, deviation_ns, wraps, jumps;
+    int64_t offset_ns;
+    double drift_ppm;
+} clock_snap;
+
+typedef struct live_track {
+    bool used;
+    uint32_t name;
+    uint64_t zones, dropped;
+    clock_snap clock;
+} live_track;
+
+typedef struct track_group {
+    uint32_t name;
+    uint32_t count; /* tracks folded in */
+    uint64_t zones, dropped;
+    clock_snap clock; /* the last one's that had a clock */
+} track_group;
+
+typedef struct summary_sink {
+    gz_summary *zones;
+    const gz_trace_outcome *trace;
+    live_track live[GZ_MAX_TRACKS];
+    track_group *groups;
+    uint32_t ngroups;
+    uint32_t slots[GROUP_SLOTS]; /* open addressing: group index + 1 */
+    track_group other;           /* past MAX_GROUPS names */
+} summary_sink;
+
+static void sum_track_new(void *s, const gz_sink_track *t)
+{
+    summary_sink *u = s;
+    if (t->id >= GZ_MAX_TRACKS)
+        return;
+    u->live[t->id] = (live_track){.used = true, .name = gz_intern(t->name, t->name_len)};
+}
+
+static void sum_track_name(void *s, const gz_sink_track *t)
+{
+    summary_sink *u = s;
+    if (t->id < GZ_MAX_TRACKS && u->live[t->id].used)
+        u->live[t->id].name = gz_intern(t->name, t->name_len);
+}
+
+static void sum_gpu_zone(void *s, const gz_sink_zone *z)
+{
+    summary_sink *u = s;
+    gz_summary_add(u->zones, z->name_id, z->kind, z->end_ns - z->begin_ns);
+    if (z->track < GZ_MAX_TRACKS)
+        u->live[z->track].zones++;
+}
+
+static void sum_calibration(void *s, const gz_sink_track *t, const gz_gpu_clock *c, uint64_t ns)
+{
+    (void)ns;
+    summary_sink *u = s;
+    if (t->id >= GZ_MAX_TRACKS)
+        return;
+    const gz_clock_model *m = &c->model;
+    u->live[t->id].clock = (clock_snap){
+        .valid = true,
+        .method = m->method,
+        .calib_deviation_ns = m->calib_deviation_ns,
+        .deviation_ns = m->deviation_ns,
+        .wraps = gz_unwrap_wraps(&c->unwrap),
+        .jumps = m->jumps,
+        .offset_ns = gz_gpu_clock_offset_ns(c),
+        .drift_ppm = m->drift_ppm,
+    };
+}
+
+static void sum_track_drops(void *s, uint16_t id, uint64_t dropped)
+{
+    summary_sink *u = s;
+    if (id < GZ_MAX_TRACKS)
+        u->live[id].dropped += dropped;
+}
+
+static track_group *group_of(summary_sink *u, uint32_t name)
+{
+    uint32_t h = name * 2654435761u;
+    for (uint32_t i = 0; i < GROUP_SLOTS; i++) {
+        uint32_t *slot = &u->slots[(h + i) % GROUP_SLOTS];
+        if (!*slot) {
+            if (!u->groups || u->ngroups >= MAX_GROUPS)
+                break;
+            u->groups[u->ngroups] = (track_group){.name = name};
+            *slot = ++u->ngroups;
+            return &u->groups[*slot - 1];
+        }
+        if (u->groups[*slot - 1].name == name)
+            return &u->groups[*slot - 1];
+    }
+    return &u->other;
+}
+
+/* Folds a track's record into its name's line. */
+static void fold(summary_sink *u, uint16_t id)
+{
+    live_track *t = &u->live[id];
+    if (!t->used)
+        return;
+    track_group *g = group_of(u, t->name);
+    g->count++;
+    g->zones += t->zones;
+    g->dropped += t->dropped;
+    if (t->clock.valid)
+        g->clock = t->clock;
+    *t = (live_track){0};
+}
+
+static void sum_track_end(void *s, uint16_t id)
+{
+    if (id < GZ_MAX_TRACKS)
+        fold(s, id);
+}
+
+static void print_group(FILE *f, const track_group *g, const char *name)
+{
+    fprintf(f, "gpuzones: track \"%s\"", name);
+    if (g->count > 1)
+        fprintf(f, " (\u00d7%u)", g->count);
+    fprintf(f, ": %llu zones, %llu dropped", (unsigned long long)g->zones,
+            (unsigned long long)g->dropped);
+    const clock_snap *c = &g->clock;
+    if (c->valid) {
+        fprintf(f, "; clock%s: %s", g->count > 1 ? " (last)" : "", gz_calib_method_name(c->method));
+        if (c->calib_deviation_ns)
+            fprintf(f, ", max deviation %llu ns", (unsigned long long)c->calib_deviation_ns);
+        if (c->deviation_ns != UINT64_MAX)
+            fprintf(f, ", uncertainty %llu ns", (unsigned long long)c->deviation_ns);
+        fprintf(f, ", offset %lld ns, drift %.2f ppm, %llu wraps, %llu jumps",
+                (long long)c->offset_ns, c->drift_ppm, (unsigned long long)c->wraps,
+                (unsigned long long)c->jumps);
+    }
+    fputc('\n', f);
+}
+
+static void sum_close(void *s, const gz_sink_totals *t)
+{
+    summary_sink *u = s;
+    FILE *f = stderr;
+    gz_summary_print_zones(u->zones, f);
+    for (uint16_t id = 1; id < GZ_MAX_TRACKS; id++)
+        fold(u, id);
+    for (uint32_t i = 0; i < u->ngroups; i++)
+        print_group(f, &u->groups[i], gz_intern_str(u->groups[i].name, NULL));
+    if (u->other.count)
+        print_group(f, &u->other, "<other names>");
+    if (t->items_dropped)
+        fprintf(f, "gpuzones: %llu queue items were dropped (queue full: raise "
+                   "GPUZONES_QUEUE_ITEMS)\n",
+                (unsigned long long)t->items_dropped);
+    if (t->names_dropped)
+        fprintf(f, "gpuzones: %llu zone names did not fit the name table\n",
+                (unsigned long long)t->names_dropped);
+    const gz_trace_outcome *o = u->trace;
+    if (o->closed && o->written && o->path[0])
+        fprintf(f, "gpuzones: trace written to %s (%llu zones, %llu dropped)\n", o->path,
+                (unsigned long long)t->zones_written, (unsigned long long)t->zones_dropped);
+    else
+        fprintf(f, "gpuzones: %llu zones, %llu dropped, %llu not written (no trace file)\n",
+                (unsigned long long)t->zones_written, (unsigned long long)t->zones_dropped,
+                (unsigned long long)(o->closed ? o->zones_unwritten : t->zones_written));
+    gz_summary_free(u->zones);
+    free(u->groups);
+    free(u);
+}
+
+static const gz_sink_ops summary_ops = {
+    .what = "summary",
+    .track_new = sum_track_new,
+    .track_name = sum_track_name,
+    .track_end = sum_track_end,
+    .gpu_zone = sum_gpu_zone,
+    .calibration = sum_calibration,
+    .track_drops = sum_track_drops,
+    .close = sum_close,
+};
+
+bool gz_summary_sink_open(const gz_config *cfg, const gz_trace_outcome *trace, gz_sink *out)
+{
+    (void)cfg;
+    summary_sink *u = calloc(1, sizeof *u);
+    if (!u) {
+        gz_log("out of memory for the summary; none is printed");
+        return false;
+    }
+    u->zones = gz_summary_new();
+    /* Without it every track shares the "<other names>" line. */
+    u->groups = malloc(MAX_GROUPS * sizeof *u->groups);
+    u->trace = trace;
+    *out = (gz_sink){.ops = &summary_ops, .self = u};
+    return true;
 }

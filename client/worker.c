@@ -2,8 +2,10 @@
  *
  * It turns raw GPU ticks into host ns through each track's clock model,
  * orders each track's zones parents first (so every track nests in every
- * viewer), writes them, and keeps the statistics for the exit summary. It also drives readback: collectors
- * registered by the GPU contexts run on this thread between drains. */
+ * viewer), counts what was produced, written and dropped, and hands it all
+ * to its sinks (gz_sink.h), which format and write. It also drives
+ * readback: collectors registered by the GPU contexts run on this thread
+ * between drains. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,12 +15,12 @@
 #include "gz_client_internal.h"
 #include "gz_gpu_clock.h"
 #include "gz_intern.h"
+#include "gz_sinks.h"
 #include "gz_srcloc.h"
-#include "gz_summary.h"
-#include "gz_trace.h"
 
 #define MAX_CYCLE_ZONES (1u << 20) /* per track per drain cycle */
 #define CALIB_REPORT_NS 1000000000ull /* calibration events at most once a second per track */
+#define MAX_SINKS 4
 
 /* A zone received in this drain cycle; times are GPU ns until written. */
 typedef struct cycle_zone {
@@ -35,12 +37,20 @@ typedef struct cycle_zone {
     uint64_t arrived_ns; /* when the worker received it */
 } cycle_zone;
 
+/* A GPU clock and how many tracks put their times on it: a queue's label
+ * track shares the queue's, and either may end first. */
+typedef struct shared_clock {
+    gz_gpu_clock c;
+    uint32_t refs;
+} shared_clock;
+
 typedef struct track {
     bool used;
     uint32_t name;
     gz_track_api api;
-    uint16_t clock;      /* track owning the clock this one's times are on (itself by default) */
-    gz_gpu_clock *owned; /* the clock, on the owning track */
+    uint16_t clock;      /* track whose clock this one's times are on (itself by default) */
+    bool owns_clock;     /* reports the clock's calibration */
+    shared_clock *clk;   /* NULL when none could be made: its zones are dropped */
     uint64_t calib_reported_samples;
     uint64_t calib_reported_at;
     uint64_t correction_reported_at;
@@ -50,122 +60,148 @@ typedef struct track {
     uint32_t nsorted; /* cycle[0, nsorted) is in write order (zones kept waiting) */
     bool in_dirty_list;
 
-    uint64_t zones;   /* written */
     uint64_t dropped; /* refused here (out of memory) */
 } track;
 
 #define SRCLOC_CACHE 256
 
 typedef struct worker {
-    gz_trace trace;
-    gz_summary *summary;
+    gz_sink sinks[MAX_SINKS];
+    uint32_t nsinks;
+    gz_trace_outcome trace_outcome; /* the JSON sink's, for the summary */
     track tracks[GZ_MAX_TRACKS];
     uint64_t zones_received; /* zone items taken from the queue */
     uint64_t zones_written;
     uint64_t zones_dropped_here; /* for a track never created (a corrupt item) */
-    uint64_t zones_unwritten; /* converted but the trace file had failed */
+    /* Drops of tracks that have ended, whose counters were reset for the
+     * next user of their id: the part counted before the queue (produced
+     * and dropped) and all of it (dropped). */
+    uint64_t ended_drops_before_queue, ended_drops;
     uint16_t dirty[GZ_MAX_TRACKS]; /* tracks with zones waiting to be written */
     uint64_t now;                  /* host time of the drain cycle being processed */
     uint32_t ndirty;
     uint32_t srcloc_cache[SRCLOC_CACHE][2]; /* source location id → its name's id */
 } worker;
 
-static uint32_t gpu_tid(uint16_t id)
+/* Every sink that has the operation, in the order they were opened. */
+#define FOR_SINKS(w, op, ...)                                                                    \
+    do {                                                                                         \
+        for (uint32_t si_ = 0; si_ < (w)->nsinks; si_++)                                         \
+            if ((w)->sinks[si_].ops->op)                                                         \
+                (w)->sinks[si_].ops->op((w)->sinks[si_].self, __VA_ARGS__);                      \
+    } while (0)
+
+/* The sinks, opened in one place. The JSON sink comes first and the
+ * summary last: the summary's last line says what became of the trace
+ * file, which the JSON sink tells at its close. */
+static void open_sinks(worker *w, const gz_client *c)
 {
-    return GZ_TRACE_GPU_TID_BASE + id;
+    if (c->cfg.write_trace &&
+        gz_json_sink_open(&c->cfg, c->pid, c->exe, &w->trace_outcome, &w->sinks[w->nsinks]))
+        w->nsinks++;
+    /* The Tracy sink goes here, when built in:
+     *     if (c->cfg.tracy != GZ_TRACY_OFF && gz_tracy_sink_open(&c->cfg, &w->sinks[w->nsinks]))
+     *         w->nsinks++;
+     * (bool gz_tracy_sink_open(const gz_config *cfg, gz_sink *out), in tracy/). */
+    if (c->cfg.summary &&
+        gz_summary_sink_open(&c->cfg, &w->trace_outcome, &w->sinks[w->nsinks]))
+        w->nsinks++;
+}
+
+static gz_sink_track sink_track(const worker *w, uint16_t id)
+{
+    const track *t = &w->tracks[id];
+    gz_sink_track st = {.id = id, .api = t->api, .clock_track = t->clock};
+    st.name = gz_intern_str(t->name, &st.name_len);
+    if (t->clk) {
+        st.period_ns = t->clk->c.period_ns;
+        st.valid_bits = t->clk->c.valid_bits;
+    }
+    return st;
 }
 
 /* The clock a track's times are on; NULL when the owner could not get one. */
-static gz_gpu_clock *clock_of(worker *w, const track *t)
+static gz_gpu_clock *clock_of(const track *t)
 {
-    return w->tracks[t->clock].owned;
+    return t->clk ? &t->clk->c : NULL;
 }
 
 static void report_calibration(worker *w, uint16_t id, track *t, uint64_t now)
 {
-    const gz_gpu_clock *c = t->owned;
-    const gz_clock_model *m = &c->model;
-    gz_trace_instant(&w->trace, "calibration", "calibration", gpu_tid(id), now);
-    gz_jsonw *j = gz_trace_writer(&w->trace);
-    if (w->trace.open && !w->trace.failed) {
-        char num[64];
-        gz_jsonw_lit(j, ",\"args\":{\"method\":\"");
-        gz_jsonw_lit(j, gz_calib_method_name(m->method));
-        gz_jsonw_lit(j, "\",\"max_deviation_ns\":");
-        gz_jsonw_u64(j, m->calib_deviation_ns);
-        gz_jsonw_lit(j, ",\"uncertainty_ns\":");
-        gz_jsonw_i64(j, m->deviation_ns == UINT64_MAX ? -1 : (int64_t)m->deviation_ns);
-        gz_jsonw_lit(j, ",\"offset_ns\":");
-        gz_jsonw_i64(j, gz_gpu_clock_offset_ns(c));
-        gz_jsonw_lit(j, ",\"drift_ppm\":");
-        snprintf(num, sizeof num, "%.3f", m->drift_ppm);
-        gz_jsonw_lit(j, num);
-        gz_jsonw_lit(j, ",\"wraps\":");
-        gz_jsonw_u64(j, gz_unwrap_wraps(&c->unwrap));
-        gz_jsonw_lit(j, ",\"jumps\":");
-        gz_jsonw_u64(j, m->jumps);
-        gz_jsonw_lit(j, ",\"samples\":");
-        gz_jsonw_u64(j, m->samples);
-        gz_jsonw_lit(j, ",\"period_ns\":");
-        snprintf(num, sizeof num, "%.6f", c->period_ns);
-        gz_jsonw_lit(j, num);
-        gz_jsonw_lit(j, ",\"valid_bits\":");
-        gz_jsonw_u64(j, c->valid_bits);
-        gz_jsonw_lit(j, "}");
-    }
-    gz_trace_end_event(&w->trace);
-    t->calib_reported_samples = m->samples;
+    gz_sink_track st = sink_track(w, id);
+    FOR_SINKS(w, calibration, &st, &t->clk->c, now);
+    t->calib_reported_samples = t->clk->c.model.samples;
     t->calib_reported_at = now;
 }
 
-/* The correction applied (host - GPU ns at the newest constraint) as a
- * counter track, so a user sees the drift the model follows. */
+/* The correction applied (host - GPU ns at the newest constraint), for a
+ * counter track. */
 #define CORRECTION_REPORT_NS 100000000ull /* 10 points a second at most */
 static void report_correction(worker *w, uint16_t id, track *t, uint64_t now)
 {
-    const gz_clock_model *m = &t->owned->model;
-    if (!m->fitted || now - t->correction_reported_at < CORRECTION_REPORT_NS ||
-        !w->trace.open || w->trace.failed)
+    if (!t->clk->c.model.fitted || now - t->correction_reported_at < CORRECTION_REPORT_NS)
         return;
     t->correction_reported_at = now;
-    size_t len;
-    const char *name = gz_intern_str(t->name, &len);
-    gz_jsonw *j = gz_trace_writer(&w->trace);
-    gz_jsonw_lit(j, "{\"ph\":\"C\",\"pid\":");
-    gz_jsonw_i64(j, w->trace.pid);
-    gz_jsonw_lit(j, ",\"name\":");
-    char label[300];
-    int n = snprintf(label, sizeof label, "clock correction: %.*s", (int)(len > 256 ? 256 : len), name);
-    gz_jsonw_str(j, label, (size_t)(n < 0 ? 0 : n));
-    gz_jsonw_lit(j, ",\"ts\":");
-    gz_jsonw_us(j, now);
-    gz_jsonw_lit(j, ",\"args\":{\"offset_us\":");
-    char num[48];
-    snprintf(num, sizeof num, "%.3f", (double)gz_gpu_clock_offset_ns(t->owned) / 1000.0);
-    gz_jsonw_lit(j, num);
-    gz_jsonw_lit(j, "}");
-    gz_trace_end_event(&w->trace);
-    (void)id;
+    gz_sink_track st = sink_track(w, id);
+    FOR_SINKS(w, clock_correction, &st, &t->clk->c, now);
+}
+
+static void clock_unref(shared_clock *c)
+{
+    if (c && --c->refs == 0)
+        free(c);
+}
+
+/* Frees what a track holds. Sharers of a clock it owned take it over: the
+ * first of them reports its calibration from now on. */
+static void track_clear(worker *w, uint16_t id)
+{
+    track *t = &w->tracks[id];
+    if (t->owns_clock && t->clk && t->clk->refs > 1) {
+        bool handed = false;
+        for (uint16_t o = 1; o < GZ_MAX_TRACKS; o++) {
+            track *u = &w->tracks[o];
+            if (o == id || !u->used || u->clk != t->clk)
+                continue;
+            u->clock = o;
+            if (!handed) {
+                u->owns_clock = handed = true;
+                u->calib_reported_samples = t->calib_reported_samples;
+                u->calib_reported_at = t->calib_reported_at;
+                u->correction_reported_at = t->correction_reported_at;
+            }
+        }
+    }
+    clock_unref(t->clk);
+    free(t->cycle);
+    memset(t, 0, sizeof *t);
 }
 
 static void track_new(worker *w, const gz_item *it)
 {
     track *t = &w->tracks[it->track];
-    free(t->cycle);
-    free(t->owned);
-    memset(t, 0, sizeof *t);
+    if (t->used)
+        track_clear(w, it->track); /* never ended (a corrupt item): start afresh */
     t->used = true;
     t->api = (gz_track_api)it->ctx.api;
     t->clock = it->track;
-    if (it->ctx.clock && it->ctx.clock < GZ_MAX_TRACKS && w->tracks[it->ctx.clock].owned) {
+    track *o = it->ctx.clock && it->ctx.clock < GZ_MAX_TRACKS ? &w->tracks[it->ctx.clock] : NULL;
+    if (o && o->used && o->owns_clock && o->clk) {
         t->clock = it->ctx.clock;
-        return;
+        t->clk = o->clk;
+        t->clk->refs++;
+    } else {
+        t->clk = malloc(sizeof *t->clk);
+        if (t->clk) {
+            gz_gpu_clock_init(&t->clk->c, it->ctx.period_ns, it->ctx.valid_bits);
+            t->clk->refs = 1;
+            t->owns_clock = true;
+        } else {
+            gz_log("out of memory for a GPU clock: the zones of that track are dropped");
+        }
     }
-    t->owned = malloc(sizeof *t->owned);
-    if (t->owned)
-        gz_gpu_clock_init(t->owned, it->ctx.period_ns, it->ctx.valid_bits);
-    else
-        gz_log("out of memory for a GPU clock: the zones of that track are dropped");
+    gz_sink_track st = sink_track(w, it->track);
+    FOR_SINKS(w, track_new, &st);
 }
 
 static void track_name(worker *w, const gz_item *it)
@@ -174,13 +210,9 @@ static void track_name(worker *w, const gz_item *it)
     if (!t->used)
         return;
     t->name = it->name;
-    size_t len;
-    const char *s = gz_intern_str(it->name, &len);
-    gz_trace_thread_name(&w->trace, gpu_tid(it->track), s, len, 1000 + it->track);
+    gz_sink_track st = sink_track(w, it->track);
+    FOR_SINKS(w, track_name, &st);
 }
-
-static const char *const kind_names[8] = {"submit", "cmdbuf", "label", "zone",
-                                          "frame",  "flush",  "?",     "?"};
 
 /* Parents first: earlier begin first, and for equal begins the longer zone
  * first, so that viewers nest zones that start on the same tick. */
@@ -216,23 +248,6 @@ static uint32_t srcloc_name(worker *w, uint32_t loc_id, const gz_srcloc_view *lo
         w->srcloc_cache[slot][1] = gz_intern(loc->name, loc->name_len);
     }
     return w->srcloc_cache[slot][1];
-}
-
-static void write_srcloc(gz_jsonw *j, const gz_srcloc_view *loc)
-{
-    gz_jsonw_lit(j, ",\"function\":");
-    gz_jsonw_str(j, loc->function, loc->function_len);
-    gz_jsonw_lit(j, ",\"file\":");
-    gz_jsonw_str(j, loc->file, loc->file_len);
-    gz_jsonw_lit(j, ",\"line\":");
-    gz_jsonw_u64(j, loc->line);
-    if (loc->color) {
-        char hex[8];
-        snprintf(hex, sizeof hex, "#%06x", loc->color & 0xffffffu);
-        gz_jsonw_lit(j, ",\"color\":\"");
-        gz_jsonw_lit(j, hex);
-        gz_jsonw_lit(j, "\"");
-    }
 }
 
 /* Puts the track's zones in write order. Zones kept waiting from earlier
@@ -272,7 +287,7 @@ static void sort_cycle(track *t)
 
 static void write_cycle(worker *w, uint16_t id, track *t, uint64_t now, bool all)
 {
-    gz_gpu_clock *clock = clock_of(w, t);
+    gz_gpu_clock *clock = clock_of(t);
     gz_gpu_clock_fit(clock);
     sort_cycle(t);
     uint64_t wait = gz_gpu_clock_settled(clock) ? LOOKAHEAD_NS : LOOKAHEAD_MAX_NS;
@@ -287,46 +302,28 @@ static void write_cycle(worker *w, uint16_t id, track *t, uint64_t now, bool all
         uint64_t e = gz_gpu_clock_to_host(clock, z->end_gpu_ns);
         if (e < b)
             e = b;
-        size_t len;
-        const char *name = gz_intern_str(z->name, &len);
-        uint32_t summary_name = z->name;
+        gz_sink_zone sz = {
+            .track = id,
+            .kind = z->kind,
+            .name_id = z->name,
+            .begin_ns = b,
+            .end_ns = e,
+            .flow = z->has_flow ? z->flow : 0,
+            .has_args = z->has_args,
+            .batch = z->batch,
+            .cmdbufs = z->cmdbufs,
+            .begin_raw = z->begin_raw,
+            .end_raw = z->end_raw,
+        };
+        sz.name = gz_intern_str(z->name, &sz.name_len);
         gz_srcloc_view loc;
-        bool has_loc = z->has_srcloc && gz_srcloc_decode(z->name, &loc);
-        if (has_loc) {
-            name = loc.name;
-            len = loc.name_len;
-            summary_name = srcloc_name(w, z->name, &loc);
+        if (z->has_srcloc && gz_srcloc_decode(z->name, &loc)) {
+            sz.name = loc.name;
+            sz.name_len = loc.name_len;
+            sz.loc = &loc;
+            sz.name_id = srcloc_name(w, z->name, &loc);
         }
-        if (w->trace.open && !w->trace.failed) {
-            gz_trace_zone(&w->trace, "gpu", name, len, gpu_tid(id), b, e);
-            gz_jsonw *j = gz_trace_writer(&w->trace);
-            gz_jsonw_lit(j, ",\"args\":{\"level\":\"");
-            gz_jsonw_lit(j, kind_names[z->kind & 7]);
-            gz_jsonw_lit(j, "\"");
-            if (has_loc)
-                write_srcloc(j, &loc);
-            if (z->has_args) {
-                gz_jsonw_lit(j, ",\"batch\":");
-                gz_jsonw_u64(j, z->batch);
-                gz_jsonw_lit(j, ",\"cmdbufs\":");
-                gz_jsonw_u64(j, z->cmdbufs);
-            }
-            if (gz_the_client.cfg.raw_ticks) {
-                gz_jsonw_lit(j, ",\"gpu_ticks\":[");
-                gz_jsonw_u64(j, z->begin_raw);
-                gz_jsonw_lit(j, ",");
-                gz_jsonw_u64(j, z->end_raw);
-                gz_jsonw_lit(j, "]");
-            }
-            gz_jsonw_lit(j, "}");
-            gz_trace_end_event(&w->trace);
-            if (z->has_flow)
-                gz_trace_flow(&w->trace, false, z->flow, gpu_tid(id), b);
-        } else {
-            w->zones_unwritten++;
-        }
-        gz_summary_add(w->summary, summary_name, z->kind, e - b);
-        t->zones++;
+        FOR_SINKS(w, gpu_zone, &sz);
         w->zones_written++;
     }
     t->ncycle = kept;
@@ -353,7 +350,7 @@ static void write_cycles(worker *w, bool all)
 static void gpu_zone(worker *w, const gz_item *it)
 {
     track *t = &w->tracks[it->track];
-    gz_gpu_clock *clock = t->used ? clock_of(w, t) : NULL;
+    gz_gpu_clock *clock = t->used ? clock_of(t) : NULL;
     w->zones_received++;
     if (!clock) {
         if (t->used)
@@ -407,7 +404,7 @@ static void zone_args(worker *w, const gz_item *it)
 static void gpu_bound(worker *w, const gz_item *it)
 {
     track *t = &w->tracks[it->track];
-    gz_gpu_clock *clock = t->used ? clock_of(w, t) : NULL;
+    gz_gpu_clock *clock = t->used ? clock_of(t) : NULL;
     if (clock && (it->flags & (GZ_ITEM_F_NOT_BEFORE | GZ_ITEM_F_NOT_AFTER)))
         gz_gpu_clock_add_bound(clock, it->bound.ticks, it->bound.host_ns,
                                (it->flags & GZ_ITEM_F_NOT_BEFORE) != 0);
@@ -416,7 +413,7 @@ static void gpu_bound(worker *w, const gz_item *it)
 static void calib(worker *w, const gz_item *it)
 {
     track *t = &w->tracks[it->track];
-    gz_gpu_clock *clock = t->used ? clock_of(w, t) : NULL;
+    gz_gpu_clock *clock = t->used ? clock_of(t) : NULL;
     if (clock)
         gz_gpu_clock_add_pair(clock, (gz_calib_method)it->flags, it->calib.ticks,
                               it->calib.host_ns, it->calib.deviation_ns);
@@ -442,13 +439,11 @@ static void process(worker *w, const gz_item *items, uint32_t n)
         case GZ_ITEM_CPU_ZONE: {
             size_t len;
             const char *name = gz_intern_str(it->name, &len);
-            gz_trace_zone(&w->trace, "cpu", name, len, it->cpu.tid, it->cpu.begin_ns,
-                          it->cpu.end_ns);
-            gz_trace_end_event(&w->trace);
+            FOR_SINKS(w, cpu_zone, it->cpu.tid, name, len, it->cpu.begin_ns, it->cpu.end_ns);
             break;
         }
         case GZ_ITEM_FLOW_OUT:
-            gz_trace_flow(&w->trace, true, it->flow.flow, it->flow.tid, it->flow.ns);
+            FOR_SINKS(w, flow_out, it->flow.flow, it->flow.tid, it->flow.ns);
             break;
         case GZ_ITEM_CALIB:
             calib(w, it);
@@ -462,16 +457,19 @@ static void process(worker *w, const gz_item *items, uint32_t n)
         case GZ_ITEM_THREAD_NAME: {
             size_t len;
             const char *name = gz_intern_str(it->name, &len);
-            gz_trace_thread_name(&w->trace, it->cpu.tid, name, len, 0);
+            FOR_SINKS(w, thread_name, it->cpu.tid, name, len);
             break;
         }
-        case GZ_ITEM_FRAME_MARK:
+        case GZ_ITEM_FRAME_MARK: {
+            size_t len;
+            const char *text = gz_intern_str(it->name, &len);
+            FOR_SINKS(w, frame_mark, it->cpu.tid, text, len, it->cpu.begin_ns);
+            break;
+        }
         case GZ_ITEM_MESSAGE: {
             size_t len;
             const char *text = gz_intern_str(it->name, &len);
-            gz_trace_instant_n(&w->trace, it->type == GZ_ITEM_FRAME_MARK ? "frame" : "message",
-                               text, len, it->cpu.tid, it->cpu.begin_ns);
-            gz_trace_end_event(&w->trace);
+            FOR_SINKS(w, message, it->cpu.tid, text, len, it->cpu.begin_ns);
             break;
         }
         case GZ_ITEM_NONE:
@@ -486,10 +484,10 @@ static void report_calibrations(worker *w, bool all)
     uint64_t now = gz_host_now_ns();
     for (uint16_t id = 1; id < GZ_MAX_TRACKS; id++) {
         track *t = &w->tracks[id];
-        if (!t->used || !t->owned)
+        if (!t->used || !t->owns_clock || !t->clk)
             continue;
-        gz_gpu_clock_fit(t->owned);
-        bool changed = t->owned->model.samples != t->calib_reported_samples;
+        gz_gpu_clock_fit(&t->clk->c);
+        bool changed = t->clk->c.model.samples != t->calib_reported_samples;
         if (all || (changed && now - t->calib_reported_at >= CALIB_REPORT_NS))
             report_calibration(w, id, t, now);
         if (changed)
@@ -502,44 +500,44 @@ static uint64_t track_drops(uint16_t id)
     return __atomic_load_n(&gz_the_client.track_drops[id], __ATOMIC_RELAXED);
 }
 
-static void print_summary(worker *w, uint64_t zones_dropped, uint64_t items_dropped)
+/* Finishes the tracks whose owners said they are done (gz_track_end):
+ * their last zones came in the take just processed. Everything left of
+ * them is written and counted before their ids go back to the client. */
+static void end_tracks(worker *w, const uint16_t *ids, uint32_t n)
 {
-    FILE *f = stderr;
-    gz_summary_print_zones(w->summary, f);
-    for (uint16_t id = 1; id < GZ_MAX_TRACKS; id++) {
-        const track *t = &w->tracks[id];
+    for (uint32_t k = 0; k < n; k++) {
+        uint16_t id = ids[k];
+        if (!id || id >= GZ_MAX_TRACKS)
+            continue;
+        track *t = &w->tracks[id];
+        /* Ended twice, or never made: its id is not ours to give back
+         * (giving it twice would hand one id to two tracks). */
         if (!t->used)
             continue;
-        const gz_gpu_clock *c = clock_of(w, t);
-        fprintf(f, "gpuzones: track \"%s\": %llu zones, %llu dropped", gz_intern_str(t->name, NULL),
-                (unsigned long long)t->zones, (unsigned long long)(t->dropped + track_drops(id)));
-        if (c && t->owned) {
-            const gz_clock_model *m = &c->model;
-            fprintf(f, "; clock: %s", gz_calib_method_name(m->method));
-            if (m->calib_deviation_ns)
-                fprintf(f, ", max deviation %llu ns", (unsigned long long)m->calib_deviation_ns);
-            if (m->deviation_ns != UINT64_MAX)
-                fprintf(f, ", uncertainty %llu ns", (unsigned long long)m->deviation_ns);
-            fprintf(f, ", offset %lld ns, drift %.2f ppm, %llu wraps, %llu jumps",
-                    (long long)gz_gpu_clock_offset_ns(c), m->drift_ppm,
-                    (unsigned long long)gz_unwrap_wraps(&c->unwrap), (unsigned long long)m->jumps);
+        if (t->ncycle)
+            write_cycle(w, id, t, w->now, true);
+        for (uint32_t i = 0; i < w->ndirty; i++) {
+            if (w->dirty[i] == id) {
+                w->dirty[i] = w->dirty[--w->ndirty];
+                break;
+            }
         }
-        fputc('\n', f);
+        if (t->owns_clock && t->clk) { /* its final clock, for the summary's line */
+            gz_gpu_clock_fit(&t->clk->c);
+            report_calibration(w, id, t, w->now);
+        }
+        /* The counter is reset here, not read and reset later, so that
+         * nothing counted in between is lost. */
+        uint64_t before_queue =
+            __atomic_exchange_n(&gz_the_client.track_drops[id], 0, __ATOMIC_RELAXED);
+        uint64_t dropped = before_queue + t->dropped;
+        w->ended_drops_before_queue += before_queue;
+        w->ended_drops += dropped;
+        FOR_SINKS(w, track_drops, id, dropped);
+        FOR_SINKS(w, track_end, id);
+        track_clear(w, id);
+        gz_client_track_release(id);
     }
-    if (items_dropped)
-        fprintf(f, "gpuzones: %llu queue items were dropped (queue full: raise "
-                   "GPUZONES_QUEUE_ITEMS)\n",
-                (unsigned long long)items_dropped);
-    if (gz_intern_dropped())
-        fprintf(f, "gpuzones: %llu zone names did not fit the name table\n",
-                (unsigned long long)gz_intern_dropped());
-    if (w->trace.path[0] && !w->trace.failed && gz_the_client.cfg.write_trace)
-        fprintf(f, "gpuzones: trace written to %s (%llu zones, %llu dropped)\n", w->trace.path,
-                (unsigned long long)w->zones_written, (unsigned long long)zones_dropped);
-    else
-        fprintf(f, "gpuzones: %llu zones, %llu dropped, %llu not written (no trace file)\n",
-                (unsigned long long)w->zones_written, (unsigned long long)zones_dropped,
-                (unsigned long long)w->zones_unwritten);
 }
 
 static void finish(worker *w)
@@ -549,22 +547,52 @@ static void finish(worker *w)
     /* Produced: every zone a context made, whether it reached the queue
      * (received here) or was counted dropped before; each one is written
      * or dropped, which the tests check. */
-    uint64_t zones_dropped = w->zones_dropped_here, zones_produced = w->zones_received;
+    uint64_t zones_dropped = w->zones_dropped_here + w->ended_drops;
+    uint64_t zones_produced = w->zones_received + w->ended_drops_before_queue;
     /* Track 0: zones of contexts that got no track (more than GZ_MAX_TRACKS). */
     zones_produced += track_drops(0);
     zones_dropped += track_drops(0);
     for (uint16_t id = 1; id < GZ_MAX_TRACKS; id++) {
         track *t = &w->tracks[id];
         zones_produced += track_drops(id);
-        zones_dropped += track_drops(id) + (t->used ? t->dropped : 0);
-        free(t->cycle);
-        t->cycle = NULL;
+        uint64_t dropped = track_drops(id) + (t->used ? t->dropped : 0);
+        zones_dropped += dropped;
+        if (t->used)
+            FOR_SINKS(w, track_drops, id, dropped);
     }
-    uint64_t items_dropped = gz_queue_dropped(&gz_the_client.queue);
     report_calibrations(w, true);
-    gz_trace_close(&w->trace, zones_produced, w->zones_written, zones_dropped, items_dropped);
-    if (gz_the_client.cfg.summary)
-        print_summary(w, zones_dropped, items_dropped);
+    gz_sink_totals totals = {
+        .zones_produced = zones_produced,
+        .zones_written = w->zones_written,
+        .zones_dropped = zones_dropped,
+        .items_dropped = gz_queue_dropped(&gz_the_client.queue),
+        .names_dropped = gz_intern_dropped(),
+    };
+    FOR_SINKS(w, close, &totals);
+    w->nsinks = 0;
+    for (uint16_t id = 1; id < GZ_MAX_TRACKS; id++)
+        if (w->tracks[id].used)
+            track_clear(w, id);
+}
+
+static void flush_sinks(worker *w)
+{
+    for (uint32_t i = 0; i < w->nsinks; i++)
+        if (w->sinks[i].ops->flush)
+            w->sinks[i].ops->flush(w->sinks[i].self);
+}
+
+/* One drain cycle: the tracks that ended before the take, the take, then
+ * those tracks' end (their last zones were in it). */
+static void cycle(worker *w, uint32_t wait_ms)
+{
+    static uint16_t ending[GZ_MAX_TRACKS]; /* only the worker thread uses it */
+    __atomic_fetch_add(&gz_the_client.worker_progress, 1, __ATOMIC_RELAXED);
+    uint32_t nend = gz_client_tracks_ending(ending, GZ_MAX_TRACKS);
+    const gz_item *items;
+    uint32_t n = gz_queue_take(&gz_the_client.queue, wait_ms, &items);
+    process(w, items, n);
+    end_tracks(w, ending, nend);
 }
 
 void *gz_worker_main(void *arg)
@@ -574,33 +602,29 @@ void *gz_worker_main(void *arg)
     worker *w = calloc(1, sizeof *w);
     if (!w) {
         gz_log("out of memory for the worker; timing is off for this process");
+        gz_signals_worker_done(); /* nothing to close: a signal need not wait */
         return NULL;
     }
-    w->summary = gz_summary_new();
-    if (c->cfg.write_trace)
-        gz_trace_open(&w->trace, c->cfg.output, c->pid, c->exe);
+    open_sinks(w, c);
 
-    const gz_item *items;
     while (!gz_queue_stopped(&c->queue)) {
-        uint32_t n = gz_queue_take(&c->queue, c->cfg.poll_ms, &items);
-        process(w, items, n);
+        cycle(w, c->cfg.poll_ms);
         gz_client_run_collectors(false);
         report_calibrations(w, false);
-        gz_trace_flush(&w->trace);
+        flush_sinks(w);
+        int sig = gz_signals_requested();
+        if (sig)
+            gz_client_stop_for_signal(sig);
     }
     /* Stop: what producers queued, then the final readback, then what that
      * produced (two takes: one per half). */
-    uint32_t n = gz_queue_take(&c->queue, 0, &items);
-    process(w, items, n);
+    cycle(w, 0);
     gz_client_run_collectors(true);
-    for (int half = 0; half < 2; half++) {
-        n = gz_queue_take(&c->queue, 0, &items);
-        process(w, items, n);
-    }
+    for (int half = 0; half < 2; half++)
+        cycle(w, 0);
+    __atomic_fetch_add(&c->worker_progress, 1, __ATOMIC_RELAXED);
     finish(w);
-    for (uint32_t id = 1; id < GZ_MAX_TRACKS; id++)
-        free(w->tracks[id].owned);
-    gz_summary_free(w->summary);
     free(w);
+    gz_signals_worker_done();
     return NULL;
 }
