@@ -272,13 +272,41 @@ static track_group *group_of(summary_sink *u, uint32_t name)
     return &u->other;
 }
 
+/* The name a track's line goes under: its name without the " #<n>" that
+ * numbers a device's instances ("VkQueue 0.0 llvmpipe #7 labels" →
+ * "VkQueue 0.0 llvmpipe labels"), so that the tracks of every device of one
+ * driver share a line. */
+static uint32_t group_name(uint32_t name)
+{
+    size_t len;
+    const char *s = gz_intern_str(name, &len);
+    char out[512];
+    size_t n = 0;
+    bool changed = false;
+    for (size_t i = 0; i < len && n < sizeof out; i++) {
+        if (s[i] == ' ' && i + 2 < len && s[i + 1] == '#' &&
+            s[i + 2] >= '0' && s[i + 2] <= '9') {
+            size_t j = i + 2;
+            while (j < len && s[j] >= '0' && s[j] <= '9')
+                j++;
+            if (j == len || s[j] == ' ') {
+                i = j - 1;
+                changed = true;
+                continue;
+            }
+        }
+        out[n++] = s[i];
+    }
+    return changed && n < sizeof out ? gz_intern(out, n) : name;
+}
+
 /* Folds a track's record into its name's line. */
 static void fold(summary_sink *u, uint16_t id)
 {
     live_track *t = &u->live[id];
     if (!t->used)
         return;
-    track_group *g = group_of(u, t->name);
+    track_group *g = group_of(u, group_name(t->name));
     g->count++;
     g->zones += t->zones;
     g->dropped += t->dropped;

@@ -312,6 +312,12 @@ def check(scenario, p, base, trace, said, tmp):
         mb = re.search(r"^rss (\d+) (\d+)$", base.stderr, re.M)
         print("RSS after a tenth of the devices and at the end: %s kB (without the layer: %s kB)"
               % (m.groups() if m else "?", mb.groups() if mb else "?"))
+        # One summary line per kind of track, whatever the number of devices
+        # (issue 15.5: the device numbers " #<n>" are folded).
+        lines = [l for l in p.stderr.splitlines() if l.startswith("gpuzones: track ")]
+        if len(lines) > 2 or not all("(\u00d7%d)" % devices in l for l in lines):
+            f.append("the summary's track lines do not fold the %d devices: %s"
+                     % (devices, lines[:3]))
         if RSS_LIMIT[0] is not None:
             if not (m and mb):
                 f.append("the program did not report its resident memory")
