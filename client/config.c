@@ -44,6 +44,25 @@ bool gz_config_parse_level(const char *s, gz_level *out)
     return false;
 }
 
+bool gz_config_parse_tracy(const char *s, gz_tracy_mode *out)
+{
+    static const struct {
+        const char *name;
+        gz_tracy_mode mode;
+    } modes[] = {
+        {"auto", GZ_TRACY_AUTO},
+        {"listen", GZ_TRACY_LISTEN},
+        {"off", GZ_TRACY_OFF},
+    };
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        if (!strcasecmp(s, modes[i].name)) {
+            *out = modes[i].mode;
+            return true;
+        }
+    }
+    return false;
+}
+
 bool gz_config_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
 {
     if (!*s || *s == '-' || *s == '+')
@@ -81,6 +100,9 @@ void gz_config_read(gz_config *cfg, const char *exe, int pid)
     cfg->level = GZ_LEVEL_LABELS;
     cfg->queue_items = 1u << 16;
     cfg->poll_ms = 20;
+    cfg->tracy = GZ_TRACY_AUTO;
+    cfg->tracy_port = 8086;
+    cfg->tracy_exit_wait_ms = 2000;
 
     const char *out = getenv("GPUZONES_OUTPUT");
     if (out && !strcasecmp(out, "none")) {
@@ -112,4 +134,13 @@ void gz_config_read(gz_config *cfg, const char *exe, int pid)
      * 64 Ki items is 2 MiB per half. */
     read_u32("GPUZONES_QUEUE_ITEMS", 1024, 1u << 24, &cfg->queue_items);
     read_u32("GPUZONES_POLL_MS", 1, 1000, &cfg->poll_ms);
+
+    const char *tracy = getenv("GPUZONES_TRACY");
+    if (tracy && !gz_config_parse_tracy(tracy, &cfg->tracy))
+        gz_log("GPUZONES_TRACY=\"%.64s\" is not auto, listen or off; using auto", tracy);
+    /* Tracy searches 20 ports up from the first: keep that range valid. */
+    uint32_t port = cfg->tracy_port;
+    read_u32("GPUZONES_TRACY_PORT", 1, 65535 - 19, &port);
+    cfg->tracy_port = (uint16_t)port;
+    read_u32("GPUZONES_TRACY_EXIT_WAIT_MS", 0, 600000, &cfg->tracy_exit_wait_ms);
 }

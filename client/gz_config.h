@@ -8,6 +8,13 @@
 
 #include "gz_client.h"
 
+/* GPUZONES_TRACY: where zones go in the Tracy profiler. */
+typedef enum gz_tracy_mode {
+    GZ_TRACY_AUTO = 0, /* into the program's own Tracy client when it has one */
+    GZ_TRACY_LISTEN,   /* that, or else gpuzones itself is a Tracy client */
+    GZ_TRACY_OFF,
+} gz_tracy_mode;
+
 typedef struct gz_config {
     char output[4096];      /* GPUZONES_OUTPUT, or the default file name */
     bool output_is_default; /* no GPUZONES_OUTPUT given */
@@ -17,6 +24,9 @@ typedef struct gz_config {
     bool raw_ticks;         /* GPUZONES_RAW_TICKS: raw timestamps in zone args (debugging) */
     uint32_t queue_items;   /* GPUZONES_QUEUE_ITEMS: capacity of each queue half */
     uint32_t poll_ms;       /* GPUZONES_POLL_MS: readback / flush period */
+    gz_tracy_mode tracy;    /* GPUZONES_TRACY (default auto) */
+    uint16_t tracy_port;    /* GPUZONES_TRACY_PORT: first TCP port tried (default 8086) */
+    uint32_t tracy_exit_wait_ms; /* GPUZONES_TRACY_EXIT_WAIT_MS (default 2000) */
 } gz_config;
 
 /* Fills cfg from getenv; every bad value gets one "gpuzones:" line and the
@@ -27,6 +37,7 @@ void gz_config_read(gz_config *cfg, const char *exe, int pid);
  * and leave *out unchanged. */
 bool gz_config_parse_bool(const char *s, bool *out);
 bool gz_config_parse_level(const char *s, gz_level *out);
+bool gz_config_parse_tracy(const char *s, gz_tracy_mode *out);
 bool gz_config_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out);
 
 #endif
