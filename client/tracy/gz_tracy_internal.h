@@ -34,4 +34,11 @@ static inline uint8_t gz_tracy_ctx_type(gz_track_api api)
 /* listen.c: gpuzones as a Tracy client; budget: bytes that may wait. */
 bool gz_tracy_listen_open(const gz_config *cfg, size_t budget, gz_sink *out);
 
+/* inproc.c: the program's own Tracy client. find: 1 when its C API
+ * resolves (where: the library or program it is in), 0 when there is none,
+ * -1 when some of the functions needed are missing, -2 when it is not
+ * started (TRACY_MANUAL_LIFETIME). */
+int gz_tracy_inproc_find(char *where, size_t cap);
+bool gz_tracy_inproc_open(const gz_config *cfg, gz_sink *out);
+
 #endif
