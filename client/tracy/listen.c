@@ -56,6 +56,17 @@ typedef struct gz_tracy_listen {
     gz_tracy_strtab marks;    /* frame name id -> value: its last mark */
     uint32_t str_unknown, str_gpuzones;
 
+    /* Plain names (no function/file) seen lately, by where they are: the
+     * worker passes the same interned strings again and again. Checked
+     * against the table's copy before use, so a reused buffer is safe. */
+    struct {
+        const char *p;
+        size_t len;
+        uint32_t srcloc;
+    } recent[1024];
+    uint32_t last_tid, last_tid_entry; /* the CPU zone thread seen last */
+    size_t queued; /* the link's queue at the last cut (it only shrinks between) */
+
     ltrack *tracks[65536];
     unsigned contexts;
     ltrack *cur; /* the track whose zone ends the nest callback writes */
@@ -96,6 +107,27 @@ static uint64_t srcloc_id(gz_tracy_listen *s, const char *name, size_t name_len,
     return SRCLOC_BASE + id;
 }
 
+/* The source location of a zone that has a name only. */
+static uint64_t plain_srcloc(gz_tracy_listen *s, const char *name, size_t len)
+{
+    size_t h = (((uintptr_t)name >> 3) ^ len) & 1023;
+    if (s->recent[h].p == name && s->recent[h].len == len && name) {
+        const gz_tracy_strtab_entry *loc = gz_tracy_strtab_get(&s->srclocs, s->recent[h].srcloc);
+        uint64_t name_id;
+        memcpy(&name_id, loc->s, sizeof name_id);
+        const gz_tracy_strtab_entry *e = gz_tracy_strtab_get(&s->strings, name_id - STR_BASE);
+        if (e && e->len == len && !memcmp(e->s, name, len))
+            return SRCLOC_BASE + s->recent[h].srcloc;
+    }
+    uint64_t id = srcloc_id(s, name, len, NULL, 0, NULL, 0, 0, 0);
+    if (len <= GZ_TRACY_STRING_MAX) {
+        s->recent[h].p = name;
+        s->recent[h].len = len;
+        s->recent[h].srcloc = (uint32_t)(id - SRCLOC_BASE);
+    }
+    return id;
+}
+
 /* Hands the items written so far to the link as one frame. */
 static void cut(gz_tracy_listen *s)
 {
@@ -104,6 +136,7 @@ static void cut(gz_tracy_listen *s)
     gz_tracy_link_push(s->link, s->enc.buf, s->enc.len);
     s->enc.buf = NULL;
     s->enc.len = s->enc.cap = 0;
+    s->queued = gz_tracy_link_queued(s->link);
 }
 
 /* Before a group of items: cut the frame if the group might not fit, and
@@ -114,7 +147,7 @@ static bool begin_unit(gz_tracy_listen *s, bool droppable)
         cut(s);
     if (!droppable)
         return true;
-    return gz_tracy_link_queued(s->link) + s->enc.len + UNIT_MAX <= s->budget;
+    return s->queued + s->enc.len + UNIT_MAX <= s->budget;
 }
 
 static void answer(gz_tracy_listen *s, const gz_tracy_query *q)
@@ -270,7 +303,7 @@ static void l_gpu_zone(void *self, const gz_sink_zone *z)
         srcloc = srcloc_id(s, z->name, z->name_len, z->loc->function, z->loc->function_len,
                            z->loc->file, z->loc->file_len, z->loc->line, z->loc->color);
     else
-        srcloc = srcloc_id(s, z->name, z->name_len, NULL, 0, NULL, 0, 0, 0);
+        srcloc = plain_srcloc(s, z->name, z->name_len);
     s->cur = lt;
     int lane = gz_tracy_nest_place(&lt->nest, z->begin_ns, z->end_ns, end_zone, s);
     if (lane < 0) {
@@ -294,15 +327,20 @@ static void l_cpu_zone(void *self, uint32_t tid, const char *name, size_t len, u
     }
     /* Whole zones arrive as they end: one that began before the previous
      * zone of its thread ended would break Tracy's per-thread stack. */
-    uint32_t key = tid;
-    uint32_t t = gz_tracy_strtab_put(&s->cpu_last, &key, sizeof key, NULL);
+    uint32_t t = s->last_tid_entry;
+    if (!t || s->last_tid != tid) {
+        uint32_t key = tid;
+        t = gz_tracy_strtab_put(&s->cpu_last, &key, sizeof key, NULL);
+        s->last_tid = tid;
+        s->last_tid_entry = t;
+    }
     gz_tracy_strtab_entry *last = gz_tracy_strtab_get(&s->cpu_last, t);
     if (!last || begin_ns < last->value) {
         s->drop_cpu_order++;
         return;
     }
     last->value = end_ns;
-    uint64_t srcloc = srcloc_id(s, name, len, NULL, 0, NULL, 0, 0, 0);
+    uint64_t srcloc = plain_srcloc(s, name, len);
     gz_tracy_enc_zone_begin(&s->enc, tid, (int64_t)begin_ns, srcloc);
     gz_tracy_enc_zone_end(&s->enc, tid, (int64_t)end_ns);
     s->cpu_zones++;
@@ -345,6 +383,7 @@ static void l_flush(void *self)
     gz_tracy_listen *s = self;
     answer_queries(s);
     cut(s);
+    s->queued = gz_tracy_link_queued(s->link);
 }
 
 static void report(gz_tracy_listen *s, const gz_tracy_link_totals *lt, bool delivered)
