@@ -58,6 +58,9 @@ struct tr_calibration {
 
 #define TR_CALIBRATION_FLAG 1 /* GpuContextCalibration */
 #define LANE_NAME_MAX 200
+#define PIN_EVERY_NS 1000000000ull
+#define PIN_RETRY_NS 10000000ull
+#define PIN_TIGHT_NS 3000ull
 
 typedef struct tr_api {
     uint64_t (*alloc_srcloc_name)(uint32_t line, const char *source, size_t source_len,
@@ -80,7 +83,10 @@ typedef struct itrack {
     uint8_t nlanes;                      /* lanes with a context so far */
     bool lane_failed[GZ_TRACY_NEST_LANES]; /* no context for it: its zones dropped */
     uint8_t ctx[GZ_TRACY_NEST_LANES];
-    uint64_t pinned_ns[GZ_TRACY_NEST_LANES]; /* host ns of the context's last pin */
+    /* A pin pairs our clock, read just before the call, with Tracy's, read
+     * inside it: Tracy's read is later by at most the call's length (the
+     * width), the pin's uncertainty: GPU zones may show up that much late. */
+    uint64_t pinned_ns[GZ_TRACY_NEST_LANES], pin_width[GZ_TRACY_NEST_LANES];
     char name[LANE_NAME_MAX];
     gz_tracy_nest nest;
 } itrack;
@@ -93,6 +99,7 @@ typedef struct gz_tracy_inproc {
     bool pinned;
     itrack *cur;
     unsigned contexts;
+    uint64_t pin_width_max; /* widest pin any zone was sent under (ns) */
     uint64_t zones, drop_contexts, drop_lanes, lanes_made, out_of_ids;
 } gz_tracy_inproc;
 
@@ -100,6 +107,7 @@ typedef struct gz_tracy_inproc {
 static void clock_pair(uint64_t *mono, uint64_t *raw)
 {
     uint64_t best = UINT64_MAX;
+    *mono = *raw = 0;
     for (int i = 0; i < 5; i++) {
         struct timespec a, r, b;
         clock_gettime(CLOCK_MONOTONIC, &a);
@@ -113,6 +121,13 @@ static void clock_pair(uint64_t *mono, uint64_t *raw)
             *raw = (uint64_t)r.tv_sec * 1000000000ull + (uint64_t)r.tv_nsec;
         }
     }
+}
+
+static uint64_t mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* A context id from Tracy's own counter, or -1 when all 255 are taken.
@@ -145,13 +160,13 @@ static bool new_ctx(gz_tracy_inproc *s, itrack *it, unsigned lane)
     if (c < 0)
         return false;
     it->ctx[lane] = (uint8_t)c;
-    uint64_t mono, raw;
-    clock_pair(&mono, &raw);
+    uint64_t mono = mono_now();
     it->pinned_ns[lane] = mono;
     /* gpuTime "now" is pinned to Tracy's clock read inside the call. */
     s->t.new_context((struct tr_new_context){(int64_t)mono, 1.0f, (uint8_t)c,
                                               TR_CALIBRATION_FLAG,
                                               gz_tracy_ctx_type((gz_track_api)it->api)});
+    it->pin_width[lane] = mono_now() - mono;
     char buf[LANE_NAME_MAX + 32];
     int n = lane ? snprintf(buf, sizeof buf, "%s (lane %u)", it->name, lane + 1)
                  : snprintf(buf, sizeof buf, "%s", it->name);
@@ -248,9 +263,14 @@ static void i_gpu_zone(void *self, const gz_sink_zone *z)
     s->t.zone_begin((struct tr_zone_begin){srcloc, q, ctx});
     s->t.gpu_time((struct tr_gpu_time){(int64_t)z->begin_ns, q, ctx});
     s->zones++;
+    if (it->pin_width[lane] > s->pin_width_max)
+        s->pin_width_max = it->pin_width[lane];
 }
 
-/* Pins host "now" to Tracy's clock on every live context. */
+/* Re-pins host "now" to Tracy's clock on the contexts that need it: once
+ * a second (the slope), sooner while the pin in effect is loose (the call
+ * was slow: preempted, first use), but never within 10 ms of the last one,
+ * since the profiler's scale comes from the span between two pins. */
 static void pin(gz_tracy_inproc *s)
 {
     uint64_t mono, raw;
@@ -268,14 +288,16 @@ static void pin(gz_tracy_inproc *s)
         if (!it || !it->live)
             continue;
         for (unsigned l = 0; l < it->nlanes; l++) {
-            if (it->lane_failed[l] || mono <= it->pinned_ns[l])
+            if (it->lane_failed[l])
                 continue;
-            /* The profiler's scale from here on: cpuDelta / gpuDelta, the
-             * GPU delta being from this context's previous pin. */
-            int64_t gpu_delta = (int64_t)(mono - it->pinned_ns[l]);
-            int64_t cpu_delta = (int64_t)((double)gpu_delta * rate);
-            it->pinned_ns[l] = mono;
-            s->t.calibration((struct tr_calibration){(int64_t)mono, cpu_delta, it->ctx[l]});
+            uint64_t now = mono_now(); /* right before: Tracy reads its clock inside */
+            uint64_t age = now - it->pinned_ns[l];
+            if (age < PIN_RETRY_NS || (age < PIN_EVERY_NS && it->pin_width[l] <= PIN_TIGHT_NS))
+                continue;
+            int64_t cpu_delta = (int64_t)((double)age * rate);
+            it->pinned_ns[l] = now;
+            s->t.calibration((struct tr_calibration){(int64_t)now, cpu_delta, it->ctx[l]});
+            it->pin_width[l] = mono_now() - now;
         }
     }
 }
@@ -296,8 +318,10 @@ static void i_close(void *self, const gz_sink_totals *totals)
         }
     }
     gz_log("Tracy: %llu GPU zones went into the program's Tracy client on %u GPU contexts "
-           "(%llu of them extra lanes for overlapping zones)",
-           (unsigned long long)s->zones, s->contexts, (unsigned long long)s->lanes_made);
+           "(%llu of them extra lanes for overlapping zones); pinned to Tracy's clock within "
+           "%llu ns",
+           (unsigned long long)s->zones, s->contexts, (unsigned long long)s->lanes_made,
+           (unsigned long long)s->pin_width_max);
     if (s->drop_contexts || s->drop_lanes)
         gz_log("Tracy: dropped %llu GPU zones: %llu without a context (Tracy's 255 context ids "
                "ran out %llu times), %llu nested too deep",

@@ -90,6 +90,13 @@ static void *worker(void *arg)
     gz_sink_track t = {.id = 1, .api = GZ_API_VULKAN, .name = "Graphics queue",
                        .name_len = 14, .period_ns = 1.0, .valid_bits = 64};
     s.ops->track_new(s.self, &t);
+    /* As the worker: tracks are made long before their first zones, with
+     * drain cycles in between. */
+    for (int i = 0; i < 10; i++) {
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+        s.ops->flush(s.self);
+    }
     for (int f = 0; f < FRAMES; f++) {
         uint64_t b = win_begin[f];
         /* Nested two deep, then a zone that overlaps without nesting (it
