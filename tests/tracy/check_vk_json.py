@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The issue's "done": `gpuzones run` on the Vulkan compute sample with
-GPUZONES_TRACY=listen, recorded by the real tracy-capture, shows every GPU
-zone the JSON trace of the same run shows: same names and counts, same
+"""The issue's "done": `gpuzones run --tracy` (listen mode) on the Vulkan
+compute sample, recorded by the real tracy-capture, shows every GPU zone
+the JSON trace of the same run shows: same names and counts, same
 begin (once shifted by one constant: Tracy counts from the program's start)
 and same duration, to the nanosecond, since both come from the same host
 times (the JSON's microseconds have three decimals). The CPU zones too.
@@ -43,11 +43,11 @@ def main():
         cap = subprocess.Popen([capture, "-a", "127.0.0.1", "-p", str(port), "-o", trace, "-f"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         env = {k: v for k, v in os.environ.items() if not k.startswith("GPUZONES_")}
-        env.update(GPUZONES_TRACY="listen", GPUZONES_TRACY_PORT=str(port),
+        env.update(GPUZONES_TRACY_PORT=str(port),
                    GPUZONES_TRACY_EXIT_WAIT_MS="20000", GPUZONES_OUTPUT=out)
         env.setdefault("VK_ICD_FILENAMES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
         try:
-            r = subprocess.run([tool, "run", "--", sample], env=env, capture_output=True,
+            r = subprocess.run([tool, "run", "--tracy", "--", sample], env=env, capture_output=True,
                                text=True, timeout=120)
         except subprocess.TimeoutExpired:
             cap.kill()
