@@ -1,6 +1,6 @@
 /* libFuzzer target: the environment parser (client/config.c).
  *
- * The input is up to six lines, the values of the GPUZONES_* variables in a
+ * The input is up to nine lines, the values of the GPUZONES_* variables in a
  * fixed order (a missing line leaves the variable unset). Whatever they
  * hold, gz_config_read must return a configuration within its bounds: a
  * NUL-terminated output path, a known level, queue and poll sizes inside
@@ -13,7 +13,9 @@
 
 static const char *const vars[] = {"GPUZONES_OUTPUT",      "GPUZONES_SUMMARY",
                                    "GPUZONES_LEVEL",       "GPUZONES_QUEUE_ITEMS",
-                                   "GPUZONES_POLL_MS",     "GPUZONES_RAW_TICKS"};
+                                   "GPUZONES_POLL_MS",     "GPUZONES_RAW_TICKS",
+                                   "GPUZONES_TRACY",       "GPUZONES_TRACY_PORT",
+                                   "GPUZONES_TRACY_EXIT_WAIT_MS"};
 #define NVARS (sizeof vars / sizeof vars[0])
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -44,6 +46,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (cfg.level != GZ_LEVEL_SUBMIT && cfg.level != GZ_LEVEL_CMDBUF && cfg.level != GZ_LEVEL_LABELS)
         abort();
     if (cfg.queue_items == 0 || cfg.poll_ms == 0)
+        abort();
+    if (cfg.tracy != GZ_TRACY_AUTO && cfg.tracy != GZ_TRACY_LISTEN && cfg.tracy != GZ_TRACY_OFF)
+        abort();
+    /* Listen mode tries 20 ports from the first: all of them must exist. */
+    if (cfg.tracy_port == 0 || cfg.tracy_port > 65535 - 19 || cfg.tracy_exit_wait_ms > 600000)
         abort();
     free(text);
     return 0;
