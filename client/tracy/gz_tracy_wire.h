@@ -141,6 +141,8 @@ void gz_tracy_enc_srcloc(gz_tracy_enc *e, uint64_t name, uint64_t function, uint
                          uint32_t line, uint32_t color);
 /* An item that is its type byte alone (Terminate, AckServerQueryNoop...). */
 void gz_tracy_enc_bare(gz_tracy_enc *e, uint8_t type);
+/* AckSourceCodeNotAvailable for source query id. */
+void gz_tracy_enc_ack_source(gz_tracy_enc *e, uint32_t id);
 
 /* The fixed messages of the handshake. */
 typedef struct gz_tracy_welcome_info {

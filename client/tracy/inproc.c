@@ -174,12 +174,18 @@ static bool new_ctx(gz_tracy_inproc *s, itrack *it, unsigned lane)
     return true;
 }
 
+static void end_zone(void *user, unsigned lane, uint64_t end_ns);
+
 static void i_track_new(void *self, const gz_sink_track *t)
 {
     gz_tracy_inproc *s = self;
     itrack *it = s->tracks[t->id];
     if (!it && !(it = s->tracks[t->id] = calloc(1, sizeof *it)))
         return;
+    if (it->live) { /* an id given again without track_end */
+        s->cur = it;
+        gz_tracy_nest_finish(&it->nest, end_zone, s);
+    }
     memset(it, 0, sizeof *it);
     it->api = (uint8_t)t->api;
     snprintf(it->name, sizeof it->name, "%.*s", (int)(t->name_len < 190 ? t->name_len : 190),

@@ -201,6 +201,9 @@ static void answer(gz_tracy_listen *s, const gz_tracy_query *q)
     case GZ_TSQ_SYMBOL_CODE:
         gz_tracy_enc_bare(&s->enc, GZ_TQ_ACK_SYMBOL_CODE_NA);
         break;
+    case GZ_TSQ_SOURCE_CODE:
+        gz_tracy_enc_ack_source(&s->enc, (uint32_t)q->ptr);
+        break;
     default:
         /* Nothing else is ever offered (no callstacks, plots, code): the
          * profiler still counts every query until it is acknowledged. */
@@ -218,6 +221,8 @@ static void answer_queries(gz_tracy_listen *s)
             answer(s, &q[i]);
 }
 
+static void finish_track(gz_tracy_listen *s, ltrack *lt);
+
 static void l_track_name(void *self, const gz_sink_track *t)
 {
     gz_tracy_listen *s = self;
@@ -234,6 +239,8 @@ static void l_track_new(void *self, const gz_sink_track *t)
     ltrack *lt = s->tracks[t->id];
     if (!lt && !(lt = s->tracks[t->id] = calloc(1, sizeof *lt)))
         return;
+    if (lt->live)
+        finish_track(s, lt); /* an id given again without track_end */
     lt->live = false;
     if (s->contexts >= MAX_CONTEXTS)
         return; /* its zones are counted as dropped */

@@ -281,6 +281,13 @@ void gz_tracy_enc_bare(gz_tracy_enc *e, uint8_t type)
         *p = type;
 }
 
+void gz_tracy_enc_ack_source(gz_tracy_enc *e, uint32_t id)
+{
+    uint8_t *p = room(e, 5);
+    if (p)
+        put32(put8(p, GZ_TQ_ACK_SOURCE_CODE_NA), id);
+}
+
 static size_t cpy_str(char *dst, size_t cap, const char *src)
 {
     size_t n = src ? strnlen(src, cap - 1) : 0;

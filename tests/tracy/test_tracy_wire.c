@@ -96,6 +96,7 @@ static int test_roundtrip(void)
     gz_tracy_enc_mark m = gz_tracy_enc_save(&e);
     gz_tracy_enc_zone_begin(&e, 99, 123456789, 1);
     gz_tracy_enc_undo(&e, &m);
+    gz_tracy_enc_ack_source(&e, 77);
     gz_tracy_enc_bare(&e, GZ_TQ_TERMINATE);
     CHECK(!e.failed);
 
@@ -145,6 +146,9 @@ static int test_roundtrip(void)
     CHECK_U64(it.ptr2, 2);
     CHECK_U64(it.line, 42);
     CHECK_U64(it.color, 0x336699);
+    CHECK(gz_tracy_dec_next(&d, &it) == 1);
+    CHECK_U64(it.type, GZ_TQ_ACK_SOURCE_CODE_NA);
+    CHECK_U64(it.ptr, 77);
     CHECK(gz_tracy_dec_next(&d, &it) == 1);
     CHECK_U64(it.type, GZ_TQ_TERMINATE);
     CHECK(gz_tracy_dec_next(&d, &it) == 0);
