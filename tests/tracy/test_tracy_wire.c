@@ -16,6 +16,7 @@
 
 #include "../unit/gz_check.h"
 #include "gz_tracy.h"
+#include "gz_tracy_internal.h"
 #include "gz_tracy_nest.h"
 #include "gz_tracy_strtab.h"
 #include "gz_tracy_wire.h"
@@ -448,6 +449,106 @@ static int test_listen(void)
     return 0;
 }
 
+/* Runs close with stderr captured; returns the seconds it took and the
+ * "gpuzones:" lines in out. */
+static double close_captured(gz_sink *s, char *out, size_t cap)
+{
+    fflush(stderr);
+    FILE *f = tmpfile();
+    int saved = dup(2);
+    dup2(fileno(f), 2);
+    uint64_t t0 = gz_tracy_now_ns();
+    gz_sink_totals tot = {0};
+    s->ops->close(s->self, &tot);
+    double secs = (double)(gz_tracy_now_ns() - t0) / 1e9;
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(f);
+    size_t n = fread(out, 1, cap - 1, f);
+    out[n] = 0;
+    fclose(f);
+    fputs(out, stderr);
+    return secs;
+}
+
+static void zones(gz_sink *s, int n)
+{
+    gz_sink_track t = {.id = 1, .api = GZ_API_VULKAN, .name = "q", .name_len = 1};
+    s->ops->track_new(s->self, &t);
+    for (int i = 0; i < n; i++) {
+        uint64_t b = 1000000000ull + (uint64_t)i * 1000;
+        gz_sink_zone z = {.track = 1, .name = "z", .name_len = 1, .begin_ns = b,
+                          .end_ns = b + 500};
+        s->ops->gpu_zone(s->self, &z);
+        if (i % 1000 == 999)
+            s->ops->flush(s->self);
+    }
+}
+
+static int test_bounded(void)
+{
+    /* Nobody connects: 64 KiB may wait, the rest is dropped and said; close
+     * waits the configured time for a profiler, no longer. */
+    gz_config cfg = {.tracy = GZ_TRACY_LISTEN, .tracy_port = free_port(),
+                     .tracy_exit_wait_ms = 300};
+    gz_sink s;
+    CHECK(gz_tracy_listen_open(&cfg, 64u << 10, &s));
+    zones(&s, 100000);
+    char out[4096];
+    double secs = close_captured(&s, out, sizeof out);
+    CHECK(secs >= 0.29 && secs < 1.5);
+    unsigned long long sent = 0, dropped = 0, budget = 0;
+    const char *p = strstr(out, "no profiler took ");
+    CHECK(p && sscanf(p, "no profiler took %llu GPU zones", &sent) == 1);
+    p = strstr(out, "dropped ");
+    CHECK(p && sscanf(p, "dropped %llu zones (%llu while", &dropped, &budget) == 2);
+    CHECK_U64(sent + dropped, 100000);
+    CHECK_U64(budget, dropped);
+    /* 64 bytes a zone: what waited fits the budget. */
+    CHECK(sent > 0 && sent * 64 <= (64u << 10));
+    return 0;
+}
+
+/* A profiler that shakes hands and then never reads. */
+static void *stalled(void *arg)
+{
+    fake *f = arg;
+    int fd = connect_to(f->port);
+    uint8_t hello[12] = "TracyPrf";
+    hello[8] = GZ_TRACY_PROTOCOL;
+    send(fd, hello, sizeof hello, MSG_NOSIGNAL);
+    uint8_t status = 0;
+    __atomic_store_n(&f->refused_status, read_n(fd, &status, 1) ? status : -1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&f->terminated, __ATOMIC_ACQUIRE))
+        usleep(10000);
+    close(fd);
+    return NULL;
+}
+
+static int test_stalled(void)
+{
+    /* Connected but stuck: close still returns after the wait. */
+    gz_config cfg = {.tracy = GZ_TRACY_LISTEN, .tracy_port = free_port(),
+                     .tracy_exit_wait_ms = 500};
+    gz_sink s;
+    CHECK(gz_tracy_listen_open(&cfg, 256u << 20, &s));
+    fake f = {.port = cfg.tracy_port};
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, stalled, &f) == 0);
+    for (int i = 0; i < 500 && !__atomic_load_n(&f.refused_status, __ATOMIC_ACQUIRE); i++)
+        usleep(10000);
+    zones(&s, 300000); /* ~19 MB: far more than the socket buffers hold */
+    char out[4096];
+    double secs = close_captured(&s, out, sizeof out);
+    __atomic_store_n(&f.terminated, 1, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    CHECK_I64(__atomic_load_n(&f.refused_status, __ATOMIC_ACQUIRE), GZ_THS_WELCOME);
+    CHECK(secs >= 0.49 && secs < 2.0);
+    CHECK(strstr(out, "no profiler took") != NULL);
+    return 0;
+}
+
 int main(void)
 {
     static const struct {
@@ -457,6 +558,8 @@ int main(void)
         {"item sizes", test_sizes},   {"encode/decode", test_roundtrip},
         {"nesting lanes", test_nest}, {"string table", test_strtab},
         {"listen vs fake profiler", test_listen},
+        {"bounded while nobody connects", test_bounded},
+        {"a profiler that stops reading", test_stalled},
     };
     int failed = 0;
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
