@@ -16,6 +16,7 @@ import collections
 import csv
 import io
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -117,5 +118,13 @@ def main():
         if len(threads) != len({z[1] for z in want_cpu}):
             fail("CPU zones on %d threads, expected %d" % (len(threads), len({z[1] for z in want_cpu})))
         print("ok: CPU zones on %d threads" % len(threads))
+        # tracy-capture's own count: the welcome message's two frame events
+        # (program start, end of its initialisation) and every frame mark.
+        marks = sum(1 for line in drv.stdout.splitlines() if line.startswith("F "))
+        m = re.search(r"Frames: (\d+)", cap_out.replace("\r", "\n"))
+        if not m or int(m.group(1)) != marks + 2:
+            fail("tracy-capture counted %s frames, expected %d marks + 2"
+                 % (m.group(1) if m else "no", marks))
+        print("ok: %d frame marks" % marks)
 
 main()
