@@ -74,6 +74,8 @@ typedef struct tr_api {
     void (*calibration)(struct tr_calibration);
     uint8_t *(*ctx_counter)(void); /* std::atomic<uint8_t>& */
     int32_t (*started)(void);      /* only with TRACY_MANUAL_LIFETIME */
+    int32_t (*connected)(void);
+    bool on_demand; /* TRACY_ON_DEMAND: zones only while a profiler is connected */
 } tr_api;
 
 typedef struct itrack {
@@ -100,6 +102,7 @@ typedef struct gz_tracy_inproc {
     itrack *cur;
     unsigned contexts;
     uint64_t pin_width_max; /* widest pin any zone was sent under (ns) */
+    uint64_t drop_unconnected;
     uint64_t zones, drop_contexts, drop_lanes, lanes_made, out_of_ids;
 } gz_tracy_inproc;
 
@@ -240,6 +243,13 @@ static void i_gpu_zone(void *self, const gz_sink_zone *z)
         s->drop_contexts++;
         return;
     }
+    /* An on-demand client drops a zone's begin while no profiler is
+     * connected but would send its end once one is: such a zone is not
+     * sent at all. */
+    if (s->t.on_demand && s->t.connected && !s->t.connected()) {
+        s->drop_unconnected++;
+        return;
+    }
     s->cur = it;
     int lane = gz_tracy_nest_place(&it->nest, z->begin_ns, z->end_ns, end_zone, s);
     if (lane < 0) {
@@ -328,6 +338,9 @@ static void i_close(void *self, const gz_sink_totals *totals)
            "%llu ns",
            (unsigned long long)s->zones, s->contexts, (unsigned long long)s->lanes_made,
            (unsigned long long)s->pin_width_max);
+    if (s->drop_unconnected)
+        gz_log("Tracy: %llu GPU zones not sent: the program's on-demand Tracy client had no "
+               "profiler connected", (unsigned long long)s->drop_unconnected);
     if (s->drop_contexts || s->drop_lanes)
         gz_log("Tracy: dropped %llu GPU zones: %llu without a context (Tracy's 255 context ids "
                "ran out %llu times), %llu nested too deep",
@@ -371,6 +384,10 @@ static bool resolve(tr_api *api)
     RESOLVE(ctx_counter, "_ZN5tracy16GetGpuCtxCounterEv");
     void *p = dlsym(RTLD_DEFAULT, "___tracy_profiler_started");
     memcpy(&api->started, &p, sizeof p);
+    p = dlsym(RTLD_DEFAULT, "___tracy_connected");
+    memcpy(&api->connected, &p, sizeof p);
+    /* Profiler::DeferItem exists in TRACY_ON_DEMAND builds only. */
+    api->on_demand = dlsym(RTLD_DEFAULT, "_ZN5tracy8Profiler9DeferItemERKNS_9QueueItemE") != NULL;
     return true;
 }
 
