@@ -22,7 +22,7 @@
 #include "gz_tracy_wire.h"
 
 static const char *const names[] = {"vkQueueSubmit", "main cmdbuf", "shadow pass", "gbuffer",
-                                    "lighting", "post", "ui", "copy"};
+                                    "lighting",      "post",        "ui",          "copy"};
 
 /* Submission i's three zones: a submit, its command buffer, a label. */
 static void zone_times(uint64_t i, uint64_t base, uint64_t *b, uint64_t *e, int k)
@@ -50,8 +50,8 @@ static double bench_sink(uint64_t zones, double *cpu_zone_ns)
         zone_times(i, base, b, e, (int)(i & 7));
         for (int k = 0; k < 3; k++) {
             const char *n = names[(i + (uint64_t)k) & 7];
-            gz_sink_zone z = {.track = 1, .name = n, .name_len = strlen(n), .begin_ns = b[k],
-                              .end_ns = e[k]};
+            gz_sink_zone z = {
+                .track = 1, .name = n, .name_len = strlen(n), .begin_ns = b[k], .end_ns = e[k]};
             s.ops->gpu_zone(s.self, &z);
         }
         if (i % 333 == 0)
@@ -134,8 +134,8 @@ int main(int argc, char **argv)
         gpu[r] = bench_sink(zones, &cpu[r]);
     double raw, lz;
     wire_bytes(zones, &raw, &lz);
-    printf("Tracy listen sink, %llu zones x %d repetitions (medians)\n",
-           (unsigned long long)zones, reps);
+    printf("Tracy listen sink, %llu zones x %d repetitions (medians)\n", (unsigned long long)zones,
+           reps);
     printf("  worker CPU per GPU zone: %.1f ns\n", gz_bench_median(gpu, reps));
     printf("  worker CPU per CPU zone: %.1f ns\n", gz_bench_median(cpu, reps));
     printf("  bytes per GPU zone: %.1f encoded, %.1f on the wire (LZ4)\n", raw, lz);

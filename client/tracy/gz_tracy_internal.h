@@ -26,7 +26,7 @@ static inline uint64_t gz_tracy_now_ns(void)
 /* Tracy's GpuContextType for a gpuzones track API. */
 static inline uint8_t gz_tracy_ctx_type(gz_track_api api)
 {
-    return api == GZ_API_OPENGL ? GZ_TGPU_OPENGL
+    return api == GZ_API_OPENGL   ? GZ_TGPU_OPENGL
            : api == GZ_API_OPENCL ? GZ_TGPU_OPENCL
                                   : GZ_TGPU_VULKAN;
 }

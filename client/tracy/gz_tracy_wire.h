@@ -123,8 +123,7 @@ void gz_tracy_enc_undo(gz_tracy_enc *e, const gz_tracy_enc_mark *m);
 /* CPU zones on thread tid (a ThreadContext item first when it changes). */
 void gz_tracy_enc_zone_begin(gz_tracy_enc *e, uint32_t tid, int64_t ns, uint64_t srcloc);
 void gz_tracy_enc_zone_end(gz_tracy_enc *e, uint32_t tid, int64_t ns);
-void gz_tracy_enc_message(gz_tracy_enc *e, uint32_t tid, int64_t ns, const char *text,
-                          size_t len);
+void gz_tracy_enc_message(gz_tracy_enc *e, uint32_t tid, int64_t ns, const char *text, size_t len);
 /* name 0: the default frame set ("Frame"). */
 void gz_tracy_enc_frame_mark(gz_tracy_enc *e, int64_t ns, uint64_t name);
 void gz_tracy_enc_gpu_new_context(gz_tracy_enc *e, int64_t cpu_ns, int64_t gpu_time,
@@ -160,8 +159,8 @@ void gz_tracy_query_write(uint8_t out[GZ_TRACY_QUERY_SIZE], const gz_tracy_query
 /* Decoder: one item at a time, times made absolute as the profiler does. */
 typedef struct gz_tracy_item {
     uint8_t type;
-    uint32_t thread;      /* thread context (CPU items) or the item's thread (GPU) */
-    int64_t time, time2;  /* cpu/time; gpu time of GpuNewContext */
+    uint32_t thread;          /* thread context (CPU items) or the item's thread (GPU) */
+    int64_t time, time2;      /* cpu/time; gpu time of GpuNewContext */
     uint64_t ptr, ptr2, ptr3; /* srcloc / name; function; file */
     uint32_t line, color;
     uint16_t query;

@@ -82,7 +82,7 @@ typedef struct itrack {
     bool live;
     uint8_t api;
     uint16_t query;
-    uint8_t nlanes;                      /* lanes with a context so far */
+    uint8_t nlanes;                        /* lanes with a context so far */
     bool lane_failed[GZ_TRACY_NEST_LANES]; /* no context for it: its zones dropped */
     uint8_t ctx[GZ_TRACY_NEST_LANES];
     /* A pin pairs our clock, read just before the call, with Tracy's, read
@@ -166,9 +166,8 @@ static bool new_ctx(gz_tracy_inproc *s, itrack *it, unsigned lane)
     uint64_t mono = mono_now();
     it->pinned_ns[lane] = mono;
     /* gpuTime "now" is pinned to Tracy's clock read inside the call. */
-    s->t.new_context((struct tr_new_context){(int64_t)mono, 1.0f, (uint8_t)c,
-                                              TR_CALIBRATION_FLAG,
-                                              gz_tracy_ctx_type((gz_track_api)it->api)});
+    s->t.new_context((struct tr_new_context){(int64_t)mono, 1.0f, (uint8_t)c, TR_CALIBRATION_FLAG,
+                                             gz_tracy_ctx_type((gz_track_api)it->api)});
     it->pin_width[lane] = mono_now() - mono;
     char buf[LANE_NAME_MAX + 32];
     int n = lane ? snprintf(buf, sizeof buf, "%s (lane %u)", it->name, lane + 1)
@@ -273,8 +272,7 @@ static void i_gpu_zone(void *self, const gz_sink_zone *z)
     uint64_t srcloc =
         l ? s->t.alloc_srcloc_name(l->line, l->file, l->file_len, l->function, l->function_len,
                                    z->name, z->name_len, l->color)
-          : s->t.alloc_srcloc_name(0, "gpuzones", 8, z->name, z->name_len, z->name, z->name_len,
-                                   0);
+          : s->t.alloc_srcloc_name(0, "gpuzones", 8, z->name, z->name_len, z->name, z->name_len, 0);
     uint16_t q = it->query++;
     s->t.zone_begin((struct tr_zone_begin){srcloc, q, ctx});
     s->t.gpu_time((struct tr_gpu_time){(int64_t)z->begin_ns, q, ctx});
@@ -340,7 +338,8 @@ static void i_close(void *self, const gz_sink_totals *totals)
            (unsigned long long)s->pin_width_max);
     if (s->drop_unconnected)
         gz_log("Tracy: %llu GPU zones not sent: the program's on-demand Tracy client had no "
-               "profiler connected", (unsigned long long)s->drop_unconnected);
+               "profiler connected",
+               (unsigned long long)s->drop_unconnected);
     if (s->drop_contexts || s->drop_lanes)
         gz_log("Tracy: dropped %llu GPU zones: %llu without a context (Tracy's 255 context ids "
                "ran out %llu times), %llu nested too deep",
@@ -363,12 +362,12 @@ static const gz_sink_ops inproc_ops = {
     .close = i_close,
 };
 
-#define RESOLVE(field, sym)                                                                     \
-    do {                                                                                       \
-        void *p_ = dlsym(RTLD_DEFAULT, sym);                                                   \
-        if (!p_)                                                                               \
-            return false;                                                                      \
-        memcpy(&api->field, &p_, sizeof p_);                                                   \
+#define RESOLVE(field, sym)                                                                        \
+    do {                                                                                           \
+        void *p_ = dlsym(RTLD_DEFAULT, sym);                                                       \
+        if (!p_)                                                                                   \
+            return false;                                                                          \
+        memcpy(&api->field, &p_, sizeof p_);                                                       \
     } while (0)
 
 static bool resolve(tr_api *api)

@@ -60,6 +60,7 @@ struct gz_tracy_link {
     uint8_t *packet; /* size + compressed frame */
     uint8_t qbuf[GZ_TRACY_QUERY_SIZE];
     size_t qlen;
+    uint32_t refused_version;
 };
 
 static uint64_t now_ns(void)
@@ -142,8 +143,7 @@ static void broadcast(gz_tracy_link *l, int32_t active_s)
     to.sin_addr.s_addr = htonl(INADDR_BROADCAST);
     /* Best effort: a host without a broadcast route still takes direct
      * connections. */
-    (void)sendto(l->usock, msg, n, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&to,
-                 sizeof to);
+    (void)sendto(l->usock, msg, n, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&to, sizeof to);
 }
 
 /* The profiler's side of the handshake; true when it may have the data. */
@@ -153,14 +153,17 @@ static bool handshake(gz_tracy_link *l, int fd)
     if (!recv_all(l, fd, hello, sizeof hello, HANDSHAKE_MS) ||
         memcmp(hello, GZ_TRACY_SHIBBOLETH, 8) != 0)
         return false;
-    uint32_t version = (uint32_t)hello[8] | (uint32_t)hello[9] << 8 |
-                       (uint32_t)hello[10] << 16 | (uint32_t)hello[11] << 24;
+    uint32_t version = (uint32_t)hello[8] | (uint32_t)hello[9] << 8 | (uint32_t)hello[10] << 16 |
+                       (uint32_t)hello[11] << 24;
     if (version != GZ_TRACY_PROTOCOL) {
         uint8_t status = GZ_THS_PROTOCOL_MISMATCH;
         (void)send_all(l, fd, &status, 1, 100);
-        gz_log("Tracy: refused a profiler speaking protocol %u: gpuzones speaks Tracy v%s "
-               "(protocol %u) only",
-               version, GZ_TRACY_VERSION_TEXT, GZ_TRACY_PROTOCOL);
+        /* A profiler may try again and again: one line per version. */
+        if (version != l->refused_version)
+            gz_log("Tracy: refused a profiler speaking protocol %u: gpuzones speaks Tracy v%s "
+                   "(protocol %u) only",
+                   version, GZ_TRACY_VERSION_TEXT, GZ_TRACY_PROTOCOL);
+        l->refused_version = version;
         pthread_mutex_lock(&l->mu);
         l->totals.refused++;
         pthread_mutex_unlock(&l->mu);
@@ -452,8 +455,7 @@ void gz_tracy_link_wait(gz_tracy_link *l, uint32_t ms)
     pthread_mutex_lock(&l->mu);
     gz_tracy_link_state s = l->state;
     if (!l->n_inbox)
-        while (l->state == s && !l->n_inbox &&
-               pthread_cond_timedwait(&l->cv, &l->mu, &ts) == 0) {
+        while (l->state == s && !l->n_inbox && pthread_cond_timedwait(&l->cv, &l->mu, &ts) == 0) {
         }
     pthread_mutex_unlock(&l->mu);
 }

@@ -87,14 +87,13 @@ static uint64_t str_id(gz_tracy_listen *s, const char *p, size_t len)
     return STR_BASE + id;
 }
 
-static uint64_t srcloc_id(gz_tracy_listen *s, const char *name, size_t name_len,
-                          const char *func, size_t func_len, const char *file, size_t file_len,
-                          uint32_t line, uint32_t color)
+static uint64_t srcloc_id(gz_tracy_listen *s, const char *name, size_t name_len, const char *func,
+                          size_t func_len, const char *file, size_t file_len, uint32_t line,
+                          uint32_t color)
 {
-    uint64_t key[5] = {str_id(s, name, name_len),
-                       func_len ? str_id(s, func, func_len) : str_id(s, name, name_len),
-                       file_len ? str_id(s, file, file_len) : STR_BASE + s->str_gpuzones, line,
-                       color};
+    uint64_t key[5] = {
+        str_id(s, name, name_len), func_len ? str_id(s, func, func_len) : str_id(s, name, name_len),
+        file_len ? str_id(s, file, file_len) : STR_BASE + s->str_gpuzones, line, color};
     uint32_t id = gz_tracy_strtab_put(&s->srclocs, key, sizeof key, NULL);
     if (!id) {
         s->drop_names++;
@@ -161,8 +160,8 @@ static void answer(gz_tracy_listen *s, const gz_tracy_query *q)
         if (!e)
             e = gz_tracy_strtab_get(&s->strings, s->str_unknown);
         gz_tracy_enc_string(&s->enc,
-                            q->type == GZ_TSQ_STRING ? GZ_TQ_STRING_DATA : GZ_TQ_FRAME_NAME,
-                            q->ptr, e->s, e->len);
+                            q->type == GZ_TSQ_STRING ? GZ_TQ_STRING_DATA : GZ_TQ_FRAME_NAME, q->ptr,
+                            e->s, e->len);
         break;
     }
     case GZ_TSQ_THREAD_STRING: {
@@ -173,8 +172,7 @@ static void answer(gz_tracy_listen *s, const gz_tracy_query *q)
         uint32_t tid_key = tid;
         uint32_t t = gz_tracy_strtab_find(&s->threads, &tid_key, sizeof tid_key);
         const gz_tracy_strtab_entry *e =
-            t ? gz_tracy_strtab_get(&s->strings, gz_tracy_strtab_get(&s->threads, t)->value)
-              : NULL;
+            t ? gz_tracy_strtab_get(&s->strings, gz_tracy_strtab_get(&s->threads, t)->value) : NULL;
         if (e) {
             name = e->s;
             len = e->len;
@@ -188,14 +186,12 @@ static void answer(gz_tracy_listen *s, const gz_tracy_query *q)
     }
     case GZ_TSQ_SOURCE_LOCATION: {
         const gz_tracy_strtab_entry *e =
-            q->ptr >= SRCLOC_BASE ? gz_tracy_strtab_get(&s->srclocs, q->ptr - SRCLOC_BASE)
-                                  : NULL;
+            q->ptr >= SRCLOC_BASE ? gz_tracy_strtab_get(&s->srclocs, q->ptr - SRCLOC_BASE) : NULL;
         uint64_t key[5] = {STR_BASE + s->str_unknown, STR_BASE + s->str_unknown,
                            STR_BASE + s->str_gpuzones, 0, 0};
         if (e)
             memcpy(key, e->s, sizeof key);
-        gz_tracy_enc_srcloc(&s->enc, key[0], key[1], key[2], (uint32_t)key[3],
-                            (uint32_t)key[4]);
+        gz_tracy_enc_srcloc(&s->enc, key[0], key[1], key[2], (uint32_t)key[3], (uint32_t)key[4]);
         break;
     }
     case GZ_TSQ_SYMBOL_CODE:
@@ -407,8 +403,8 @@ static void report(gz_tracy_listen *s, const gz_tracy_link_totals *lt, bool deli
                "%u GPU contexts, %llu nested too deep, %llu CPU zones out of their thread's "
                "order), %llu frame marks out of order, %llu names past the table, %llu frames "
                "after the profiler left%s",
-               (unsigned long long)dropped, (unsigned long long)s->drop_budget,
-               s->budget >> 20, (unsigned long long)s->drop_contexts, MAX_CONTEXTS,
+               (unsigned long long)dropped, (unsigned long long)s->drop_budget, s->budget >> 20,
+               (unsigned long long)s->drop_contexts, MAX_CONTEXTS,
                (unsigned long long)s->drop_lanes, (unsigned long long)s->drop_cpu_order,
                (unsigned long long)s->drop_marks, (unsigned long long)s->drop_names,
                (unsigned long long)lt->frames_lost, s->enc.failed ? "; out of memory" : "");

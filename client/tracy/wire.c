@@ -25,8 +25,8 @@ void gz_tracy_enc_free(gz_tracy_enc *e)
 
 gz_tracy_enc_mark gz_tracy_enc_save(const gz_tracy_enc *e)
 {
-    return (gz_tracy_enc_mark){e->len, e->ref_thread, e->ref_serial, e->ref_gpu, e->thread,
-                               e->have_thread};
+    return (gz_tracy_enc_mark){e->len,     e->ref_thread, e->ref_serial,
+                               e->ref_gpu, e->thread,     e->have_thread};
 }
 
 void gz_tracy_enc_undo(gz_tracy_enc *e, const gz_tracy_enc_mark *m)
@@ -124,8 +124,7 @@ static void thread_ctx(gz_tracy_enc *e, uint32_t tid)
 }
 
 /* A CPU zone's begin or end: the shortest of the three encodings. */
-static void zone_time(gz_tracy_enc *e, uint8_t type64, int64_t ns, bool has_srcloc,
-                      uint64_t srcloc)
+static void zone_time(gz_tracy_enc *e, uint8_t type64, int64_t ns, bool has_srcloc, uint64_t srcloc)
 {
     int64_t dt = ns - e->ref_thread;
     e->ref_thread = ns;
@@ -179,8 +178,7 @@ static void single_string(gz_tracy_enc *e, const char *s, size_t len)
         memcpy(p, s, len);
 }
 
-void gz_tracy_enc_message(gz_tracy_enc *e, uint32_t tid, int64_t ns, const char *text,
-                          size_t len)
+void gz_tracy_enc_message(gz_tracy_enc *e, uint32_t tid, int64_t ns, const char *text, size_t len)
 {
     thread_ctx(e, tid);
     single_string(e, text, len);
@@ -306,12 +304,12 @@ void gz_tracy_welcome(uint8_t out[GZ_TRACY_WELCOME_SIZE], const gz_tracy_welcome
     p = put64(put64(p, (uint64_t)w->init_begin), (uint64_t)w->init_end);
     p = put64(put64(p, w->resolution_ns), w->epoch_s);
     p = put64(put64(p, w->exec_mtime_s), w->pid);
-    p = put64(p, 0);  /* sampling period: no sampling */
-    p = put8(p, 0);   /* flags: not on demand, no code transfer */
+    p = put64(p, 0); /* sampling period: no sampling */
+    p = put8(p, 0);  /* flags: not on demand, no code transfer */
 #if defined(__x86_64__)
-    p = put8(p, 2);   /* CpuArchX64 */
+    p = put8(p, 2); /* CpuArchX64 */
 #elif defined(__aarch64__)
-    p = put8(p, 4);   /* CpuArchArm64 */
+    p = put8(p, 4); /* CpuArchArm64 */
 #else
     p = put8(p, 0);
 #endif

@@ -22,16 +22,25 @@ static uint64_t base;
 
 static void track(uint16_t id, gz_track_api api, const char *name)
 {
-    gz_sink_track t = {.id = id, .api = api, .clock_track = id, .name = name,
-                       .name_len = strlen(name), .period_ns = 1.0, .valid_bits = 64};
+    gz_sink_track t = {.id = id,
+                       .api = api,
+                       .clock_track = id,
+                       .name = name,
+                       .name_len = strlen(name),
+                       .period_ns = 1.0,
+                       .valid_bits = 64};
     sink.ops->track_new(sink.self, &t);
 }
 
 static void gpu(uint16_t track_id, const char *name, const gz_srcloc_view *loc, uint64_t begin,
                 uint64_t dur)
 {
-    gz_sink_zone z = {.track = track_id, .name = name, .name_len = strlen(name), .loc = loc,
-                      .begin_ns = base + begin, .end_ns = base + begin + dur};
+    gz_sink_zone z = {.track = track_id,
+                      .name = name,
+                      .name_len = strlen(name),
+                      .loc = loc,
+                      .begin_ns = base + begin,
+                      .end_ns = base + begin + dur};
     sink.ops->gpu_zone(sink.self, &z);
     printf("G %s %llu %llu\n", name, (unsigned long long)begin, (unsigned long long)dur);
 }
@@ -57,8 +66,13 @@ int main(void)
     track(1, GZ_API_VULKAN, "Graphics queue");
     track(2, GZ_API_OPENCL, "CL queue");
     track(3, GZ_API_OPENGL, "GL context");
-    gz_srcloc_view shadow = {.name = "shadow pass", .name_len = 11, .function = "render_scene",
-                             .function_len = 12, .file = "scene.c", .file_len = 7, .line = 42,
+    gz_srcloc_view shadow = {.name = "shadow pass",
+                             .name_len = 11,
+                             .function = "render_scene",
+                             .function_len = 12,
+                             .file = "scene.c",
+                             .file_len = 7,
+                             .line = 42,
                              .color = 0x336699};
 
     const int frames = 40;

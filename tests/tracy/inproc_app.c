@@ -67,11 +67,10 @@ static void spin_until(uint64_t t)
 
 static uint64_t win_begin[FRAMES], win_end[FRAMES];
 
-static void gpu(gz_sink *s, uint16_t track, const char *name, int frame, uint64_t b,
-                uint64_t dur)
+static void gpu(gz_sink *s, uint16_t track, const char *name, int frame, uint64_t b, uint64_t dur)
 {
-    gz_sink_zone z = {.track = track, .name = name, .name_len = strlen(name), .begin_ns = b,
-                      .end_ns = b + dur};
+    gz_sink_zone z = {
+        .track = track, .name = name, .name_len = strlen(name), .begin_ns = b, .end_ns = b + dur};
     s->ops->gpu_zone(s->self, &z);
     printf("G %s %d %llu %llu\n", name, frame, (unsigned long long)b, (unsigned long long)dur);
 }
@@ -87,8 +86,12 @@ static void *worker(void *arg)
         printf("X sink did not open\n");
         return NULL;
     }
-    gz_sink_track t = {.id = 1, .api = GZ_API_VULKAN, .name = "Graphics queue",
-                       .name_len = 14, .period_ns = 1.0, .valid_bits = 64};
+    gz_sink_track t = {.id = 1,
+                       .api = GZ_API_VULKAN,
+                       .name = "Graphics queue",
+                       .name_len = 14,
+                       .period_ns = 1.0,
+                       .valid_bits = 64};
     s.ops->track_new(s.self, &t);
     /* As the worker: tracks are made long before their first zones, with
      * drain cycles in between. */

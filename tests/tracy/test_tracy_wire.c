@@ -72,9 +72,16 @@ static int test_roundtrip(void)
 {
     /* Every delta class of the CPU zone encodings, both signs, thread
      * switches (the reference restarts), and the GPU deltas. */
-    static const int64_t times[] = {
-        1000, 1000, 1000 + 65535, 1000 + 65536, 2000 + (1ll << 16) + (1ll << 32) - 1,
-        2000 + (1ll << 16) + (1ll << 32) + 5000, 50, -7, 1ll << 60, 0};
+    static const int64_t times[] = {1000,
+                                    1000,
+                                    1000 + 65535,
+                                    1000 + 65536,
+                                    2000 + (1ll << 16) + (1ll << 32) - 1,
+                                    2000 + (1ll << 16) + (1ll << 32) + 5000,
+                                    50,
+                                    -7,
+                                    1ll << 60,
+                                    0};
     const size_t n = sizeof times / sizeof times[0];
     gz_tracy_enc e;
     gz_tracy_enc_init(&e);
@@ -186,13 +193,13 @@ static int test_nest(void)
     ends e = {0};
     gz_tracy_nest_init(&n);
     CHECK(gz_tracy_nest_place(&n, 0, 100, on_end, &e) == 0);
-    CHECK(gz_tracy_nest_place(&n, 0, 50, on_end, &e) == 0);   /* nested */
-    CHECK(gz_tracy_nest_place(&n, 10, 20, on_end, &e) == 0);  /* nested deeper */
+    CHECK(gz_tracy_nest_place(&n, 0, 50, on_end, &e) == 0);  /* nested */
+    CHECK(gz_tracy_nest_place(&n, 10, 20, on_end, &e) == 0); /* nested deeper */
     CHECK_U64(e.n, 0);
-    CHECK(gz_tracy_nest_place(&n, 30, 80, on_end, &e) == 1);  /* ends after its parent's end (50) */
+    CHECK(gz_tracy_nest_place(&n, 30, 80, on_end, &e) == 1); /* ends after its parent's end (50) */
     CHECK_U64(e.n, 1);                                       /* [10,20] ended at 30 */
     CHECK_U64(e.ns[0], 20);
-    CHECK(gz_tracy_nest_place(&n, 60, 70, on_end, &e) == 0);  /* 50 ended; nests in [0,100] */
+    CHECK(gz_tracy_nest_place(&n, 60, 70, on_end, &e) == 0); /* 50 ended; nests in [0,100] */
     CHECK_U64(e.n, 2);
     CHECK_U64(e.ns[1], 50);
     gz_tracy_nest_finish(&n, on_end, &e);
@@ -314,14 +321,14 @@ static void *profiler(void *arg)
         uint8_t sz[4];
         if (!read_n(fd, sz, 4))
             break;
-        uint32_t n = (uint32_t)sz[0] | (uint32_t)sz[1] << 8 | (uint32_t)sz[2] << 16 |
-                     (uint32_t)sz[3] << 24;
+        uint32_t n =
+            (uint32_t)sz[0] | (uint32_t)sz[1] << 8 | (uint32_t)sz[2] << 16 | (uint32_t)sz[3] << 24;
         if (n > GZ_TRACY_LZ4_BOUND(GZ_TRACY_FRAME_MAX) || !read_n(fd, packet, n)) {
             f->bad = 2;
             break;
         }
-        int dn = LZ4_decompress_safe_continue(lz, packet, window + off, (int)n,
-                                              (int)GZ_TRACY_FRAME_MAX);
+        int dn =
+            LZ4_decompress_safe_continue(lz, packet, window + off, (int)n, (int)GZ_TRACY_FRAME_MAX);
         if (dn < 0) {
             f->bad = 3;
             break;
@@ -408,8 +415,7 @@ static uint16_t free_port(void)
 
 static int test_listen(void)
 {
-    gz_config cfg = {.tracy = GZ_TRACY_OFF, .tracy_port = free_port(),
-                     .tracy_exit_wait_ms = 10000};
+    gz_config cfg = {.tracy = GZ_TRACY_OFF, .tracy_port = free_port(), .tracy_exit_wait_ms = 10000};
     gz_sink s;
     CHECK(!gz_tracy_sink_open(&cfg, &s)); /* off: nothing */
     cfg.tracy = GZ_TRACY_LISTEN;
@@ -421,12 +427,16 @@ static int test_listen(void)
     s.ops->thread_name(s.self, 1001, "render thread", 13);
     gz_sink_track t = {.id = 1, .api = GZ_API_VULKAN, .name = "Graphics queue", .name_len = 14};
     s.ops->track_new(s.self, &t);
-    gz_srcloc_view loc = {.function = "draw_all", .function_len = 8, .file = "scene.c",
-                          .file_len = 7, .line = 42};
+    gz_srcloc_view loc = {
+        .function = "draw_all", .function_len = 8, .file = "scene.c", .file_len = 7, .line = 42};
     for (int i = 0; i < 1000; i++) {
         uint64_t b = 1000000000ull + (uint64_t)i * 1000;
-        gz_sink_zone z = {.track = 1, .name = "draw", .name_len = 4, .loc = &loc,
-                          .begin_ns = b, .end_ns = b + 500};
+        gz_sink_zone z = {.track = 1,
+                          .name = "draw",
+                          .name_len = 4,
+                          .loc = &loc,
+                          .begin_ns = b,
+                          .end_ns = b + 500};
         s.ops->gpu_zone(s.self, &z);
         s.ops->cpu_zone(s.self, 1001, "vkQueueSubmit", 13, b, b + 100);
         if (i % 100 == 0)
@@ -478,8 +488,7 @@ static void zones(gz_sink *s, int n)
     s->ops->track_new(s->self, &t);
     for (int i = 0; i < n; i++) {
         uint64_t b = 1000000000ull + (uint64_t)i * 1000;
-        gz_sink_zone z = {.track = 1, .name = "z", .name_len = 1, .begin_ns = b,
-                          .end_ns = b + 500};
+        gz_sink_zone z = {.track = 1, .name = "z", .name_len = 1, .begin_ns = b, .end_ns = b + 500};
         s->ops->gpu_zone(s->self, &z);
         if (i % 1000 == 999)
             s->ops->flush(s->self);
@@ -490,8 +499,8 @@ static int test_bounded(void)
 {
     /* Nobody connects: 64 KiB may wait, the rest is dropped and said; close
      * waits the configured time for a profiler, no longer. */
-    gz_config cfg = {.tracy = GZ_TRACY_LISTEN, .tracy_port = free_port(),
-                     .tracy_exit_wait_ms = 300};
+    gz_config cfg = {
+        .tracy = GZ_TRACY_LISTEN, .tracy_port = free_port(), .tracy_exit_wait_ms = 300};
     gz_sink s;
     CHECK(gz_tracy_listen_open(&cfg, 64u << 10, &s));
     zones(&s, 100000);
@@ -529,8 +538,8 @@ static void *stalled(void *arg)
 static int test_stalled(void)
 {
     /* Connected but stuck: close still returns after the wait. */
-    gz_config cfg = {.tracy = GZ_TRACY_LISTEN, .tracy_port = free_port(),
-                     .tracy_exit_wait_ms = 500};
+    gz_config cfg = {
+        .tracy = GZ_TRACY_LISTEN, .tracy_port = free_port(), .tracy_exit_wait_ms = 500};
     gz_sink s;
     CHECK(gz_tracy_listen_open(&cfg, 256u << 20, &s));
     fake f = {.port = cfg.tracy_port};
@@ -555,8 +564,10 @@ int main(void)
         const char *name;
         int (*fn)(void);
     } groups[] = {
-        {"item sizes", test_sizes},   {"encode/decode", test_roundtrip},
-        {"nesting lanes", test_nest}, {"string table", test_strtab},
+        {"item sizes", test_sizes},
+        {"encode/decode", test_roundtrip},
+        {"nesting lanes", test_nest},
+        {"string table", test_strtab},
         {"listen vs fake profiler", test_listen},
         {"bounded while nobody connects", test_bounded},
         {"a profiler that stops reading", test_stalled},
