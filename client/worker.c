@@ -16,7 +16,6 @@
 #include "gz_srcloc.h"
 #include "gz_summary.h"
 #include "gz_trace.h"
-#include "gz_tracy.h" /* TEMP */
 
 #define MAX_CYCLE_ZONES (1u << 20) /* per track per drain cycle */
 #define CALIB_REPORT_NS 1000000000ull /* calibration events at most once a second per track */
@@ -69,8 +68,6 @@ typedef struct worker {
     uint64_t now;                  /* host time of the drain cycle being processed */
     uint32_t ndirty;
     uint32_t srcloc_cache[SRCLOC_CACHE][2]; /* source location id → its name's id */
-    gz_sink tracy; /* TEMP: until the worker writes through sinks */
-    bool has_tracy;
 } worker;
 
 static uint32_t gpu_tid(uint16_t id)
@@ -160,12 +157,6 @@ static void track_new(worker *w, const gz_item *it)
     t->used = true;
     t->api = (gz_track_api)it->ctx.api;
     t->clock = it->track;
-    if (w->has_tracy) {
-        gz_sink_track st = {.id = it->track, .api = t->api, .clock_track = it->track,
-                            .name = "", .name_len = 0, .period_ns = it->ctx.period_ns,
-                            .valid_bits = it->ctx.valid_bits};
-        w->tracy.ops->track_new(w->tracy.self, &st);
-    }
     if (it->ctx.clock && it->ctx.clock < GZ_MAX_TRACKS && w->tracks[it->ctx.clock].owned) {
         t->clock = it->ctx.clock;
         return;
@@ -186,10 +177,6 @@ static void track_name(worker *w, const gz_item *it)
     size_t len;
     const char *s = gz_intern_str(it->name, &len);
     gz_trace_thread_name(&w->trace, gpu_tid(it->track), s, len, 1000 + it->track);
-    if (w->has_tracy) {
-        gz_sink_track st = {.id = it->track, .api = t->api, .name = s, .name_len = len};
-        w->tracy.ops->track_name(w->tracy.self, &st);
-    }
 }
 
 static const char *const kind_names[8] = {"submit", "cmdbuf", "label", "zone",
@@ -338,11 +325,6 @@ static void write_cycle(worker *w, uint16_t id, track *t, uint64_t now, bool all
         } else {
             w->zones_unwritten++;
         }
-        if (w->has_tracy) {
-            gz_sink_zone sz = {.track = id, .kind = z->kind, .name = name, .name_len = len,
-                               .loc = has_loc ? &loc : NULL, .begin_ns = b, .end_ns = e};
-            w->tracy.ops->gpu_zone(w->tracy.self, &sz);
-        }
         gz_summary_add(w->summary, summary_name, z->kind, e - b);
         t->zones++;
         w->zones_written++;
@@ -463,9 +445,6 @@ static void process(worker *w, const gz_item *items, uint32_t n)
             gz_trace_zone(&w->trace, "cpu", name, len, it->cpu.tid, it->cpu.begin_ns,
                           it->cpu.end_ns);
             gz_trace_end_event(&w->trace);
-            if (w->has_tracy && w->tracy.ops->cpu_zone)
-                w->tracy.ops->cpu_zone(w->tracy.self, it->cpu.tid, name, len, it->cpu.begin_ns,
-                                       it->cpu.end_ns);
             break;
         }
         case GZ_ITEM_FLOW_OUT:
@@ -484,8 +463,6 @@ static void process(worker *w, const gz_item *items, uint32_t n)
             size_t len;
             const char *name = gz_intern_str(it->name, &len);
             gz_trace_thread_name(&w->trace, it->cpu.tid, name, len, 0);
-            if (w->has_tracy && w->tracy.ops->thread_name)
-                w->tracy.ops->thread_name(w->tracy.self, it->cpu.tid, name, len);
             break;
         }
         case GZ_ITEM_FRAME_MARK:
@@ -495,10 +472,6 @@ static void process(worker *w, const gz_item *items, uint32_t n)
             gz_trace_instant_n(&w->trace, it->type == GZ_ITEM_FRAME_MARK ? "frame" : "message",
                                text, len, it->cpu.tid, it->cpu.begin_ns);
             gz_trace_end_event(&w->trace);
-            if (w->has_tracy && it->type == GZ_ITEM_FRAME_MARK && w->tracy.ops->frame_mark)
-                w->tracy.ops->frame_mark(w->tracy.self, it->cpu.tid, text, len, it->cpu.begin_ns);
-            if (w->has_tracy && it->type == GZ_ITEM_MESSAGE && w->tracy.ops->message)
-                w->tracy.ops->message(w->tracy.self, it->cpu.tid, text, len, it->cpu.begin_ns);
             break;
         }
         case GZ_ITEM_NONE:
@@ -592,11 +565,6 @@ static void finish(worker *w)
     gz_trace_close(&w->trace, zones_produced, w->zones_written, zones_dropped, items_dropped);
     if (gz_the_client.cfg.summary)
         print_summary(w, zones_dropped, items_dropped);
-    if (w->has_tracy) {
-        gz_sink_totals st = {.zones_produced = zones_produced, .zones_written = w->zones_written,
-                             .zones_dropped = zones_dropped, .items_dropped = items_dropped};
-        w->tracy.ops->close(w->tracy.self, &st);
-    }
 }
 
 void *gz_worker_main(void *arg)
@@ -611,7 +579,6 @@ void *gz_worker_main(void *arg)
     w->summary = gz_summary_new();
     if (c->cfg.write_trace)
         gz_trace_open(&w->trace, c->cfg.output, c->pid, c->exe);
-    w->has_tracy = gz_tracy_sink_open(&c->cfg, &w->tracy);
 
     const gz_item *items;
     while (!gz_queue_stopped(&c->queue)) {
@@ -620,8 +587,6 @@ void *gz_worker_main(void *arg)
         gz_client_run_collectors(false);
         report_calibrations(w, false);
         gz_trace_flush(&w->trace);
-        if (w->has_tracy)
-            w->tracy.ops->flush(w->tracy.self);
     }
     /* Stop: what producers queued, then the final readback, then what that
      * produced (two takes: one per half). */
