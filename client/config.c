@@ -138,8 +138,9 @@ void gz_config_read(gz_config *cfg, const char *exe, int pid)
     const char *tracy = getenv("GPUZONES_TRACY");
     if (tracy && !gz_config_parse_tracy(tracy, &cfg->tracy))
         gz_log("GPUZONES_TRACY=\"%.64s\" is not auto, listen or off; using auto", tracy);
-    read_u32("GPUZONES_TRACY_PORT", 1, 65535, &cfg->tracy_port);
-    /* How long the end of the program waits for a profiler to take what
-     * is left (a minute at most: exit must not hang on a network peer). */
-    read_u32("GPUZONES_TRACY_EXIT_WAIT_MS", 0, 60000, &cfg->tracy_exit_wait_ms);
+    /* Tracy searches 20 ports up from the first: keep that range valid. */
+    uint32_t port = cfg->tracy_port;
+    read_u32("GPUZONES_TRACY_PORT", 1, 65535 - 19, &port);
+    cfg->tracy_port = (uint16_t)port;
+    read_u32("GPUZONES_TRACY_EXIT_WAIT_MS", 0, 600000, &cfg->tracy_exit_wait_ms);
 }

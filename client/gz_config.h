@@ -8,11 +8,11 @@
 
 #include "gz_client.h"
 
-/* GPUZONES_TRACY: whether the Tracy sink serves a profiler. */
+/* GPUZONES_TRACY: where zones go in the Tracy profiler. */
 typedef enum gz_tracy_mode {
-    GZ_TRACY_AUTO = 0, /* default */
-    GZ_TRACY_LISTEN = 1,
-    GZ_TRACY_OFF = 2,
+    GZ_TRACY_AUTO = 0, /* into the program's own Tracy client when it has one */
+    GZ_TRACY_LISTEN,   /* that, or else gpuzones itself is a Tracy client */
+    GZ_TRACY_OFF,
 } gz_tracy_mode;
 
 typedef struct gz_config {
@@ -25,7 +25,7 @@ typedef struct gz_config {
     uint32_t queue_items;   /* GPUZONES_QUEUE_ITEMS: capacity of each queue half */
     uint32_t poll_ms;       /* GPUZONES_POLL_MS: readback / flush period */
     gz_tracy_mode tracy;    /* GPUZONES_TRACY (default auto) */
-    uint32_t tracy_port;    /* GPUZONES_TRACY_PORT (default 8086) */
+    uint16_t tracy_port;    /* GPUZONES_TRACY_PORT: first TCP port tried (default 8086) */
     uint32_t tracy_exit_wait_ms; /* GPUZONES_TRACY_EXIT_WAIT_MS (default 2000) */
 } gz_config;
 

@@ -16,6 +16,7 @@
 #include "gz_gpu_clock.h"
 #include "gz_intern.h"
 #include "gz_sinks.h"
+#include "tracy/gz_tracy.h"
 #include "gz_srcloc.h"
 
 #define MAX_CYCLE_ZONES (1u << 20) /* per track per drain cycle */
@@ -99,10 +100,10 @@ static void open_sinks(worker *w, const gz_client *c)
     if (c->cfg.write_trace &&
         gz_json_sink_open(&c->cfg, c->pid, c->exe, &w->trace_outcome, &w->sinks[w->nsinks]))
         w->nsinks++;
-    /* The Tracy sink goes here, when built in:
-     *     if (c->cfg.tracy != GZ_TRACY_OFF && gz_tracy_sink_open(&c->cfg, &w->sinks[w->nsinks]))
-     *         w->nsinks++;
-     * (bool gz_tracy_sink_open(const gz_config *cfg, gz_sink *out), in tracy/). */
+    /* Tracy: the program's own client, or gpuzones speaking its protocol;
+     * nothing when off, or when auto finds no client. */
+    if (c->cfg.tracy != GZ_TRACY_OFF && gz_tracy_sink_open(&c->cfg, &w->sinks[w->nsinks]))
+        w->nsinks++;
     if (c->cfg.summary &&
         gz_summary_sink_open(&c->cfg, &w->trace_outcome, &w->sinks[w->nsinks]))
         w->nsinks++;

@@ -12,6 +12,7 @@ libepoxy-dev libegl-dev libgl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri
 ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
 libvulkan-volk-dev g++
 xvfb libx11-dev libglx-mesa0
+liblz4-dev
 "
 
 missing=""

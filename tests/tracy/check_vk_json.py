@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""The issue's "done": `gpuzones run --tracy` (listen mode) on the Vulkan
+compute sample, recorded by the real tracy-capture, shows every GPU zone
+the JSON trace of the same run shows: same names and counts, same
+begin (once shifted by one constant: Tracy counts from the program's start)
+and same duration, to the nanosecond, since both come from the same host
+times (the JSON's microseconds have three decimals). The CPU zones too.
+Zero-length zones are left out: tracy-csvexport does not list them.
+
+With --inproc, the same through the program's own Tracy client instead:
+the sample runs with libTracyClient.so preloaded (TRACY_NO_EXIT=1: it waits
+for tracy-capture at exit), gpuzones in auto mode feeds that client, and
+times must agree within the pin's stated uncertainty plus 2 us (Tracy's
+clock is not the host's: the shift is the median over all zones).
+
+Usage: check_vk_json.py TRACY_DIR GPUZONES_TOOL SAMPLE [--inproc]
+"""
+import collections
+import csv
+import decimal
+import io
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+def ns(us):
+    return int(decimal.Decimal(repr(us)) * 1000)
+
+def main():
+    tracy_dir, tool, sample = sys.argv[1:4]
+    inproc = "--inproc" in sys.argv[4:]
+    client = os.path.join(tracy_dir, "lib", "libTracyClient.so")
+    capture = os.path.join(tracy_dir, "bin", "tracy-capture")
+    csvexport = os.path.join(tracy_dir, "bin", "tracy-csvexport")
+    if not (os.access(capture, os.X_OK) and os.access(csvexport, os.X_OK)) or (
+            inproc and not os.path.exists(client)):
+        print("SKIP: no tracy-capture/tracy-csvexport%s in %s (../shared/tools/build-tracy.sh)"
+              % ("/libTracyClient.so" if inproc else "", tracy_dir))
+        sys.exit(77)
+    with tempfile.TemporaryDirectory() as tmp:
+        trace, out = os.path.join(tmp, "x.tracy"), os.path.join(tmp, "x.json")
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        cap = subprocess.Popen([capture, "-a", "127.0.0.1", "-p", str(port), "-o", trace, "-f"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GPUZONES_")}
+        env.update(GPUZONES_TRACY_PORT=str(port),
+                   GPUZONES_TRACY_EXIT_WAIT_MS="20000", GPUZONES_OUTPUT=out)
+        env.setdefault("VK_ICD_FILENAMES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
+        if inproc:
+            # Preloaded into the sample only (`env` after the wrapper's own
+            # LD_PRELOAD), not into the wrapper's shell.
+            env.update(TRACY_PORT=str(port), TRACY_NO_EXIT="1")
+            cmd = [tool, "run", "--", "env", "LD_PRELOAD=" + client, sample]
+        else:
+            cmd = [tool, "run", "--tracy", "--", sample]
+        try:
+            r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            cap.kill()
+            fail("the sample did not finish")
+        sys.stderr.write(r.stderr)
+        try:
+            cap_out, _ = cap.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            cap.kill()
+            fail("tracy-capture did not finish")
+        if r.returncode != 0 or cap.returncode != 0:
+            fail("exit codes: sample %d, tracy-capture %d" % (r.returncode, cap.returncode))
+        said = ("pinned to Tracy's clock within" if inproc else "gpuzones: Tracy: the profiler took")
+        if said not in r.stderr:
+            fail("the sink did not say %r (is the worker wired to gz_tracy_sink_open?)" % said)
+        pin_ns = int(re.search(r"within (\d+) ns", r.stderr).group(1)) if inproc else 0
+        events = json.load(open(out))
+        jgpu = [(e["name"], ns(e["ts"]), ns(e["dur"])) for e in events
+                if e.get("ph") == "X" and e.get("cat") == "gpu" and e["dur"] > 0]
+        jcpu = [(e["name"], ns(e["ts"]), ns(e["dur"])) for e in events
+                if e.get("ph") == "X" and e.get("cat") == "cpu" and e["dur"] > 0]
+
+        def rows(flag):
+            o = subprocess.run([csvexport, flag, trace], capture_output=True, text=True)
+            return list(csv.DictReader(io.StringIO(o.stdout)))
+
+        tgpu = [(x["name"], int(x["Time from start of program"]), int(x["GPU execution time"]))
+                for x in rows("-g")]
+        tcpu = [(x["name"], int(x["ns_since_start"]), int(x["exec_time_ns"])) for x in rows("-u")]
+        if not jgpu:
+            fail("no GPU zones in the JSON")
+        if inproc:
+            check_near(jgpu, tgpu, pin_ns)
+            return
+        first = min(jgpu, key=lambda z: (z[1], -z[2]))
+        cands = [t[1] for t in tgpu if t[0] == first[0] and t[2] == first[2]]
+        if not cands:
+            fail("first GPU zone %r not in the capture" % (first,))
+        shift = min(cands) - first[1]
+        for what, j, t in (("GPU zones", jgpu, tgpu), ("CPU zones", jcpu, tcpu)):
+            want = collections.Counter((n, b + shift, d) for n, b, d in j)
+            got = collections.Counter(t)
+            if want != got:
+                fail("%s: JSON %d, Tracy %d; only in JSON %s; only in Tracy %s"
+                     % (what, len(j), len(t), list((want - got).elements())[:4],
+                        list((got - want).elements())[:4]))
+            print("ok: %d %s as in the JSON: names, counts, begins and durations to the ns"
+                  % (len(j), what))
+
+def check_near(jgpu, tgpu, pin_ns):
+    """Same names and counts; each name's zones in begin order matched one to
+    one; one shift (the median) for all; every begin within the pin's
+    uncertainty + 2 us of it, every duration within 2 us."""
+    by_j, by_t = collections.defaultdict(list), collections.defaultdict(list)
+    for n, b, d in jgpu:
+        by_j[n].append((b, d))
+    for n, b, d in tgpu:
+        by_t[n].append((b, d))
+    if {n: len(v) for n, v in by_j.items()} != {n: len(v) for n, v in by_t.items()}:
+        fail("names/counts differ: JSON %s, Tracy %s"
+             % (sorted((n, len(v)) for n, v in by_j.items()),
+                sorted((n, len(v)) for n, v in by_t.items())))
+    pairs = [(j, t) for n in by_j for j, t in zip(sorted(by_j[n]), sorted(by_t[n]))]
+    diffs = sorted(t[0] - j[0] for j, t in pairs)
+    shift = diffs[len(diffs) // 2]
+    worst_b = max(abs(t[0] - j[0] - shift) for j, t in pairs)
+    worst_d = max(abs(t[1] - j[1]) for j, t in pairs)
+    if worst_b > pin_ns + 2000 or worst_d > 2000:
+        fail("times: worst begin %d ns off (limit %d), worst duration %d ns off (limit 2000)"
+             % (worst_b, pin_ns + 2000, worst_d))
+    print("ok: %d GPU zones as in the JSON (names, counts); begins within %d ns, durations "
+          "within %d ns (pin uncertainty %d ns + 2 us allowed)"
+          % (len(pairs), worst_b, worst_d, pin_ns))
+
+main()
