@@ -555,7 +555,10 @@ def analyse_scenario(name, sc, trace, pairs, failures, banner=None):
     for gname, zs in groups:
         w, n = an.worst(zs), an.worst_naive(zs)
         print("  %s: %d zones, worst error %s us, uncorrected %s us" % (gname, len(zs), us(w), us(n)))
-        if len(zs) < 10:
+        # Before the first step there may be nothing left to check when a
+        # loaded machine started the program late (the steps count from
+        # the fault layer's load); the groups after the steps may not be.
+        if len(zs) < 10 and not gname.startswith("before the first step"):
             failures.append("%s: only %d zones to check (run too short?)" % (gname, len(zs)))
         if w > limit:
             bad = max(zs, key=lambda z: max(abs(z["eb"]), abs(z["ee"])))
