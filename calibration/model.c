@@ -466,8 +466,23 @@ static void refine_step(gz_clock_model *m)
         m->step_t = fmin(m->step_t, ev[0][0]);
     else if (best_k == n)
         m->step_t = fmax(m->step_t, ev[n - 1][0]);
-    else
-        m->step_t = (ev[best_k - 1][0] + ev[best_k][0]) / 2;
+    else {
+        /* Between the last time before the step and the first after it,
+         * the middle; but where the first after it is the end of some
+         * work, that work's zones are all after a step that came before
+         * the work began, and straddle one that came within it: the step
+         * goes between the time before it and the work's begin (the first
+         * begin in between). In a busy queue the work begins right after
+         * the one before it ends; the middle would send the first half of
+         * its zones through the line from before the step. */
+        double before_t = ev[best_k - 1][0], after_t = ev[best_k][0], begin = after_t;
+        for (uint32_t i = 0; i < m->nrecent; i++) {
+            double t = rel(m, m->recent[i].gpu_ns);
+            if (m->recent[i].lower && t > before_t && t < begin)
+                begin = t;
+        }
+        m->step_t = (before_t + begin) / 2;
+    }
 }
 
 void gz_model_fit(gz_clock_model *m)
