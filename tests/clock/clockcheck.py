@@ -228,7 +228,16 @@ def run_sample(args, fault_env, run_s, tmp, tag, program="sample"):
         trace = gztrace.load(trace_path, strict=True)
     except (OSError, gztrace.TraceError) as e:
         return None, None, stderr, errors + ["%s: trace: %s" % (tag, e)]
-    errors += ["%s: %s" % (tag, e) for e in trace.accounting_errors()]
+    # gz-clock-load submits ~2000 times a second; under a busy loop the
+    # layer may drop a zone (it says so in its totals). That is no clock
+    # error: count it, do not fail the clock test on it.
+    if program == "load":
+        errors += ["%s: %s" % (tag, e) for e in trace.accounting_errors(dropped=None)]
+        dropped = (trace.totals() or {}).get("args", {}).get("zones_dropped", 0)
+        if dropped:
+            print("  %s: the layer dropped %d zones (not a clock error)" % (tag, dropped))
+    else:
+        errors += ["%s: %s" % (tag, e) for e in trace.accounting_errors()]
     try:
         pairs = read_log(log_path)
     except (OSError, ValueError) as e:
