@@ -186,7 +186,14 @@ static void note_slack(gz_clock_model *m, double t, double v, bool lower)
         return;
     double line = m->a + m->b * t;
     int side = lower ? 0 : 1;
-    m->slack[side][m->slack_next[side]] = lower ? line - v : v - line;
+    double slack = lower ? line - v : v - line;
+    /* A bound that cuts into the line is news of a step or of drift (past
+     * the tight samples' horizon bounds are taken as they come), not a
+     * measure of how close bounds come: one from just after a step once
+     * made this -1.9 ms, and the line after the step 1.9 ms off. */
+    if (slack < -(double)m->deviation_ns - FEASIBLE_SLACK)
+        return;
+    m->slack[side][m->slack_next[side]] = fmax(slack, 0);
     m->slack_next[side] = (m->slack_next[side] + 1) % GZ_MODEL_SLACKS;
     if (m->nslack[side] < GZ_MODEL_SLACKS)
         m->nslack[side]++;
@@ -453,15 +460,20 @@ static void refine_step(gz_clock_model *m)
     double score = 0;
     for (uint32_t i = 0; i < n; i++)
         score += ev[i][1] > 0 ? ev[i][1] : 0; /* k = 0: every "after" agrees */
+    /* Of neighbouring splits that agree equally well (likelihoods that
+     * contradict each other), the middle one. */
     double best = score;
-    uint32_t best_k = 0;
+    uint32_t best_k = 0, last_k = 0;
     for (uint32_t k = 1; k <= n; k++) {
         score -= ev[k - 1][1]; /* it moves to the "before" side */
         if (score > best) {
             best = score;
-            best_k = k;
+            best_k = last_k = k;
+        } else if (score == best && last_k == k - 1) {
+            last_k = k; /* the same plateau */
         }
     }
+    best_k = best_k + (last_k - best_k) / 2;
     if (best_k == 0)
         m->step_t = fmin(m->step_t, ev[0][0]);
     else if (best_k == n)
@@ -471,17 +483,18 @@ static void refine_step(gz_clock_model *m)
          * the middle; but where the first after it is the end of some
          * work, that work's zones are all after a step that came before
          * the work began, and straddle one that came within it: the step
-         * goes between the time before it and the work's begin (the first
-         * begin in between). In a busy queue the work begins right after
-         * the one before it ends; the middle would send the first half of
-         * its zones through the line from before the step. */
-        double before_t = ev[best_k - 1][0], after_t = ev[best_k][0], begin = after_t;
+         * goes between the time before it and the work's begin (the last
+         * begin in between: work on one queue runs in order). In a busy
+         * queue the work begins right after the one before it ends; the
+         * middle would send the first half of its zones through the line
+         * from before the step. */
+        double before_t = ev[best_k - 1][0], after_t = ev[best_k][0], begin = -INFINITY;
         for (uint32_t i = 0; i < m->nrecent; i++) {
             double t = rel(m, m->recent[i].gpu_ns);
-            if (m->recent[i].lower && t > before_t && t < begin)
+            if (m->recent[i].lower && t > before_t && t < after_t && t > begin)
                 begin = t;
         }
-        m->step_t = (before_t + begin) / 2;
+        m->step_t = (before_t + (begin > -INFINITY ? begin : after_t)) / 2;
     }
 }
 
