@@ -523,6 +523,7 @@ static void print_summary(worker *w, uint64_t zones_dropped, uint64_t items_drop
             fprintf(f, ", offset %lld ns, drift %.2f ppm, %llu wraps, %llu jumps",
                     (long long)gz_gpu_clock_offset_ns(c), m->drift_ppm,
                     (unsigned long long)gz_unwrap_wraps(&c->unwrap), (unsigned long long)m->jumps);
+            fputs(gz_gpu_clock_drift_note(c, (char[160]){0}, 160), f);
         }
         fputc('\n', f);
     }
