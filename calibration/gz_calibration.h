@@ -100,10 +100,44 @@ const char *gz_calib_method_name(gz_calib_method m);
  * points keep coming (the newest within 300 ms), they alone may show a
  * step or a change of drift: a submission bound that cuts past their band
  * by more than 300 ppm of drift since the newest is refused and counted
- * (bounds_refused). Constraints are kept per time bucket (the tightest of
- * each side), so memory is bounded at any submit rate. */
+ * (bounds_refused) where they are calibrated pairs (they come whatever the
+ * queue does). Sync points come only while the queue is idle, so there
+ * such a bound is held as a suspect: a few that agree on the direction,
+ * with no later bound of the other side contradicting them, are a step
+ * (gz_model_add_bounds). After a step that only bounds show, the line
+ * keeps its drift and sits as far from the tightest side's bounds as the
+ * line before the step sat from that side's bounds (their slack), not in
+ * the middle of a band that loose bounds make wide. Where a step fell is
+ * read from the newest bounds one by one (the buckets know it only to
+ * 10 ms), and the lines before the last GZ_MODEL_STEPS steps are kept for
+ * the zones that wait to be converted. Drift is fitted up to
+ * GZ_MODEL_MAX_DRIFT at first, then may change by 2000 ppm only: a drift
+ * that joined two samples on either side of a step would hide it.
+ * Constraints are kept per time bucket (the tightest of each side), so
+ * memory is bounded at any submit rate. */
 #define GZ_MODEL_BUCKETS 1024
 #define GZ_MODEL_BUCKET_NS 10000000ull /* 10 ms of GPU time */
+/* ±10 %: a timestampPeriod off by a few percent is a driver bug seen in
+ * the wild, and the data decides within that; beyond any real crystal's
+ * ±100 ppm the fit is reported as a wrong period (gz_gpu_clock_drift_note). */
+#define GZ_MODEL_MAX_DRIFT 0.1
+#define GZ_MODEL_SUSPECTS 16 /* bounds held at once */
+#define GZ_MODEL_SLACKS 64   /* recent slacks kept per side */
+#define GZ_MODEL_RECENT 256  /* recent constraints kept one by one: 60 ms of a busy queue */
+#define GZ_MODEL_STEPS 8     /* lines kept from before earlier steps */
+
+/* A line that held before GPU time t (relative to t_ref). */
+typedef struct gz_model_line {
+    double t, a, b;
+} gz_model_line;
+
+/* A bound that contradicted the line while sync points are recent. */
+typedef struct gz_model_suspect {
+    uint64_t gpu_ns;
+    double v;   /* the offset bound */
+    double cut; /* v - line: negative for an upper bound below the line */
+    bool lower;
+} gz_model_suspect;
 
 typedef struct gz_model_bucket {
     int64_t id;       /* GPU time / GZ_MODEL_BUCKET_NS */
@@ -128,6 +162,9 @@ typedef struct gz_clock_model {
      * just before a jump are converted after it (look-ahead). */
     bool has_before_step;
     double before_step_a, before_step_b, step_t;
+    /* The steps before that, newest first: each line holds before its t. */
+    uint32_t nolder;
+    gz_model_line older[GZ_MODEL_STEPS];
     /* The fit. */
     bool have_ref, fitted, dirty;
     bool fit_lo, fit_hi;     /* the fit had constraints on that side */
@@ -143,6 +180,23 @@ typedef struct gz_clock_model {
     bool has_tight;
     double tight_t;          /* newest GPU time of a calibrated pair or sync point */
     double fit_t;            /* newest_t at the last fit */
+    /* Bounds held as suspects (see gz_model_add_bounds). */
+    uint32_t nsuspects;
+    double suspect_a, suspect_b; /* the line the first of them contradicted */
+    gz_model_suspect suspects[GZ_MODEL_SUSPECTS];
+    bool step_pending; /* suspects were confirmed: the next contradiction is a step */
+    /* How far recent bounds of each side were from a line resting on tight
+     * samples (ns, newest GZ_MODEL_SLACKS), and the smallest of them frozen
+     * at a step that only bounds show (bounds_after_step). */
+    double slack[2][GZ_MODEL_SLACKS];
+    uint32_t nslack[2], slack_next[2];
+    bool bounds_after_step;
+    bool slope_known; /* tight samples 100 ms apart fixed the drift: it changes slowly now */
+    double step_slack[2];
+    /* The newest bounds and the two sides of tight samples, one by one
+     * (a suspect's fields; cut unused). */
+    uint32_t nrecent, recent_next;
+    gz_model_suspect recent[GZ_MODEL_RECENT];
     /* The window: a ring of buckets, oldest first. */
     uint32_t head, count;
     gz_model_bucket buckets[GZ_MODEL_BUCKETS];

@@ -1,17 +1,23 @@
 /* The GPU → host clock model: a windowed, largest-margin line through the
  * offset constraints (see gz_calibration.h). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gz_calibration.h"
 
-#define MAX_DRIFT 2e-3           /* ±2000 ppm: far beyond any real clock */
+#define MAX_DRIFT GZ_MODEL_MAX_DRIFT
+#define MAX_DRIFT_CHANGE 2e-3 /* ±2000 ppm from the drift a window showed */
+#define SLOPE_SPAN 1e8 /* 100 ms of tight samples on both sides show the drift */
 #define FEASIBLE_SLACK 1.0       /* ns of rounding a fit may miss a constraint by */
 #define JUMP_NS 200000.0 /* a contradiction larger than this is a step (real ones are ms) */
 #define SEARCH_STEPS 50
 #define REFIT_SPAN 1e8 /* 100 ms */
 #define TRACK_DRIFT 3e-4 /* how fast the line may part from the clock after a tight sample */
 #define TIGHT_HORIZON 3e8 /* 300 ms: three periods of the contexts' pairs and sync points */
+/* Suspect bounds that make a step: a submission gives one bound of each
+ * side, so this many agreeing are two or more submissions after the step. */
+#define CONFIRM_SUSPECTS 4
 
 void gz_model_init(gz_clock_model *m)
 {
@@ -115,12 +121,93 @@ static double offset_of(gz_clock_model *m, uint64_t host_ns, uint64_t gpu_ns)
     return (double)(int64_t)(o - (uint64_t)m->o_ref);
 }
 
+/* The newest bounds one by one (the buckets keep only the tightest of 10
+ * ms): where exactly a step fell (refine_step). */
+static void note_recent(gz_clock_model *m, uint64_t gpu_ns, double v, bool lower)
+{
+    m->recent[m->recent_next] = (gz_model_suspect){.gpu_ns = gpu_ns, .v = v, .lower = lower};
+    m->recent_next = (m->recent_next + 1) % GZ_MODEL_RECENT;
+    if (m->nrecent < GZ_MODEL_RECENT)
+        m->nrecent++;
+}
+
+static void add_suspects(gz_clock_model *m)
+{
+    for (uint32_t i = 0; i < m->nsuspects; i++) {
+        const gz_model_suspect *x = &m->suspects[i];
+        note_recent(m, x->gpu_ns, x->v, x->lower);
+        if (x->lower)
+            add_lo(m, x->gpu_ns, x->v, GZ_CALIB_BOUNDS);
+        else
+            add_hi(m, x->gpu_ns, x->v, GZ_CALIB_BOUNDS);
+    }
+    m->step_pending = m->nsuspects > 0;
+    m->nsuspects = 0;
+}
+
+static void drop_suspects(gz_clock_model *m)
+{
+    m->bounds_refused += m->nsuspects;
+    m->nsuspects = 0;
+}
+
+/* A constraint [lo, hi] on the offset at t that is no suspect: the
+ * suspects all say the line is off in one direction by at least their
+ * smallest cut. One that holds the line where they say it cannot be
+ * refutes them (a bound unwrapped into the wrong wrap is alone in what it
+ * says); a tight sample that agrees with them shows the step itself. */
+static void resolve_suspects(gz_clock_model *m, double t, double lo, double hi)
+{
+    if (!m->nsuspects)
+        return;
+    double line = m->suspect_a + m->suspect_b * t; /* the line they contradicted */
+    bool down = !m->suspects[0].lower;
+    double least = fabs(m->suspects[0].cut), first = rel(m, m->suspects[0].gpu_ns);
+    for (uint32_t i = 1; i < m->nsuspects; i++) {
+        least = fmin(least, fabs(m->suspects[i].cut));
+        first = fmin(first, rel(m, m->suspects[i].gpu_ns));
+    }
+    /* The step, if any, lies before the first suspect: what is known of
+     * earlier times says nothing about it. */
+    if (t < first)
+        return;
+    if (down ? lo > line - least : hi < line + least)
+        drop_suspects(m);
+    else if (isfinite(lo) && isfinite(hi))
+        add_suspects(m); /* a tight sample past the line, with them */
+}
+
+/* The slack of a bound: how far it is from a line that rests on tight
+ * samples, kept for placing the line after a step that bounds alone show. */
+static void note_slack(gz_clock_model *m, double t, double v, bool lower)
+{
+    if (!m->fitted || !m->fit_lo || !m->fit_hi || m->bounds_after_step ||
+        (m->method != GZ_CALIB_CALIBRATED && m->method != GZ_CALIB_SYNC_POINT))
+        return;
+    double line = m->a + m->b * t;
+    int side = lower ? 0 : 1;
+    double slack = lower ? line - v : v - line;
+    /* A bound that cuts into the line is news of a step or of drift (past
+     * the tight samples' horizon bounds are taken as they come), not a
+     * measure of how close bounds come: one from just after a step once
+     * made this -1.9 ms, and the line after the step 1.9 ms off. */
+    if (slack < -(double)m->deviation_ns - FEASIBLE_SLACK)
+        return;
+    m->slack[side][m->slack_next[side]] = fmax(slack, 0);
+    m->slack_next[side] = (m->slack_next[side] + 1) % GZ_MODEL_SLACKS;
+    if (m->nslack[side] < GZ_MODEL_SLACKS)
+        m->nslack[side]++;
+}
+
 void gz_model_add_pair(gz_clock_model *m, gz_calib_method method, const gz_calib_pair *p)
 {
     if (method != GZ_CALIB_CALIBRATED && method != GZ_CALIB_SYNC_POINT)
         return;
     double o = offset_of(m, p->host_ns, p->gpu_ns);
     double d = (double)p->deviation_ns;
+    resolve_suspects(m, rel(m, p->gpu_ns), o - d, o + d);
+    note_recent(m, p->gpu_ns, o - d, true);
+    note_recent(m, p->gpu_ns, o + d, false);
     /* A sync point's middle is biased by whatever part of the bracket is
      * submission latency: it enters as the two bounds it is. */
     add_lo(m, p->gpu_ns, o - d, method);
@@ -151,6 +238,17 @@ void gz_model_add_pair(gz_clock_model *m, gz_calib_method method, const gz_calib
  * drift (cl-fault-drift) to bounds that were all refused, so a zone ended
  * 600 us after the CPU saw it complete. Past TIGHT_HORIZON from the
  * newest tight sample, the bounds are what there is. */
+/* Sync points, though, come only while the queue is idle: an app that
+ * keeps it busy leaves a step to bounds for as long as it does, and every
+ * zone meanwhile would be off by the step (issue 18). There a bound that
+ * contradicts the band is held as a suspect. A step moves every bound
+ * after it one way: CONFIRM_SUSPECTS suspects cutting the same way, with
+ * no bound of the other side between them holding the line (see
+ * resolve_suspects), are believed, and the contradiction they make is a
+ * step however small it is (it is a hard fact, not drift: drift is what
+ * TRACK_DRIFT allows). A wrong-wrap bound is refuted by the next bound of
+ * the other side of its own or a later submission. Returns true when the
+ * bound was refused or held. */
 static bool refuse_bound(gz_clock_model *m, uint64_t gpu_ns, double v, bool lower)
 {
     if (!m->fitted || !m->has_tight || !m->fit_lo || !m->fit_hi ||
@@ -164,7 +262,21 @@ static bool refuse_bound(gz_clock_model *m, uint64_t gpu_ns, double v, bool lowe
     double line = m->a + m->b * t;
     if (lower ? v <= line + edge : v >= line - edge)
         return false;
-    m->bounds_refused++;
+    if (m->method == GZ_CALIB_CALIBRATED) {
+        m->bounds_refused++;
+        return true;
+    }
+    if (m->nsuspects && m->suspects[0].lower != lower)
+        drop_suspects(m); /* they disagree on the direction: neither is a step */
+    if (!m->nsuspects) {
+        m->suspect_a = m->a;
+        m->suspect_b = m->b;
+    }
+    if (m->nsuspects < GZ_MODEL_SUSPECTS)
+        m->suspects[m->nsuspects++] =
+            (gz_model_suspect){.gpu_ns = gpu_ns, .v = v, .cut = v - line, .lower = lower};
+    if (m->nsuspects >= CONFIRM_SUSPECTS)
+        add_suspects(m);
     return true;
 }
 
@@ -174,13 +286,21 @@ void gz_model_add_bounds(gz_clock_model *m, uint64_t gpu_begin_ns, uint64_t host
     /* gpu_begin + offset >= host_not_before; gpu_end + offset <= host_not_after */
     if (host_ns_not_before) {
         double lo = offset_of(m, host_ns_not_before, gpu_begin_ns);
-        if (!refuse_bound(m, gpu_begin_ns, lo, true))
+        if (!refuse_bound(m, gpu_begin_ns, lo, true)) {
+            resolve_suspects(m, rel(m, gpu_begin_ns), lo, INFINITY);
+            note_slack(m, rel(m, gpu_begin_ns), lo, true);
+            note_recent(m, gpu_begin_ns, lo, true);
             add_lo(m, gpu_begin_ns, lo, GZ_CALIB_BOUNDS);
+        }
     }
     if (host_ns_not_after) {
         double hi = offset_of(m, host_ns_not_after, gpu_end_ns);
-        if (!refuse_bound(m, gpu_end_ns, hi, false))
+        if (!refuse_bound(m, gpu_end_ns, hi, false)) {
+            resolve_suspects(m, rel(m, gpu_end_ns), -INFINITY, hi);
+            note_slack(m, rel(m, gpu_end_ns), hi, false);
+            note_recent(m, gpu_end_ns, hi, false);
             add_hi(m, gpu_end_ns, hi, GZ_CALIB_BOUNDS);
+        }
     }
 }
 
@@ -231,7 +351,16 @@ static double best_slope(const gz_clock_model *m)
     envelope e = envelope_at(m, m->b);
     if (!e.has_lo || !e.has_hi || e.hi_min - e.lo_max >= 0)
         return m->b;
+    /* Any drift the data supports at first (a timestampPeriod a few
+     * percent off); once a window of tight samples has shown it, it may
+     * change by MAX_DRIFT_CHANGE only (temperature moves a crystal by
+     * ppm), so that two samples on either side of a step cannot pass for
+     * a drift that joins them: 2 ms over 250 ms is 8000 ppm. */
     double lo = -MAX_DRIFT, hi = MAX_DRIFT;
+    if (m->slope_known) {
+        lo = fmax(lo, m->b - MAX_DRIFT_CHANGE);
+        hi = fmin(hi, m->b + MAX_DRIFT_CHANGE);
+    }
     for (int i = 0; i < SEARCH_STEPS; i++) {
         double m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
         if (width_at(m, m1) < width_at(m, m2))
@@ -253,6 +382,122 @@ static gz_calib_method best_method(const gz_clock_model *m)
     return GZ_CALIB_NONE;
 }
 
+/* Where exactly a step fell. The buckets place it only to their 10 ms, and
+ * a zone between is off by the whole step; the newest bounds one by one
+ * place it to a submission. Each bound since the step before is evidence:
+ * one that a line breaks proves the time was on the other side of the
+ * step; one that a line meets with less than half the step to spare
+ * (a CPU that saw the work half a step late, a submission that started
+ * half a step late) makes that side likely. The step goes where the
+ * evidence agrees best: a proof outweighs any number of likelihoods, so a
+ * bound now and then that is far looser than usual moves nothing. */
+#define PROOF_WEIGHT 1000
+static int by_value(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+static int by_time(const void *x, const void *y)
+{
+    double a = ((const double *)x)[0], b = ((const double *)y)[0];
+    return a < b ? -1 : a > b;
+}
+
+/* The median slack of one side's recent bounds (INFINITY without any). */
+static double median_slack(const gz_clock_model *m, int side)
+{
+    uint32_t n = m->nslack[side];
+    if (!n)
+        return INFINITY;
+    double v[GZ_MODEL_SLACKS];
+    memcpy(v, m->slack[side], n * sizeof v[0]);
+    qsort(v, n, sizeof v[0], by_value);
+    return v[n / 2];
+}
+
+static void refine_step(gz_clock_model *m)
+{
+    double since = m->nolder ? m->older[0].t : -INFINITY;
+    /* A likelihood counts only from a side whose bounds are usually
+     * within a quarter of the step: in a busy queue work starts a
+     * submission or more after its submit, and a start bound from before
+     * the step can meet the line after it as closely as one from after. */
+    double typical[2] = {median_slack(m, 0), median_slack(m, 1)};
+    /* (t, weight): positive for "after the step", negative for "before". */
+    double ev[GZ_MODEL_RECENT][2];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->nrecent; i++) {
+        const gz_model_suspect *x = &m->recent[i];
+        double t = rel(m, x->gpu_ns);
+        if (t <= since)
+            continue;
+        double before = m->before_step_a + m->before_step_b * t, after = m->a + m->b * t;
+        double step = fabs(after - before), cut = fmin(JUMP_NS, step) / 2;
+        /* How far the bound cuts into each line (positive: it breaks it). */
+        double into_before = x->lower ? x->v - before : before - x->v;
+        double into_after = x->lower ? x->v - after : after - x->v;
+        double w = 0;
+        if (into_before > cut)
+            w = PROOF_WEIGHT;
+        else if (into_after > cut)
+            w = -PROOF_WEIGHT;
+        else if (typical[x->lower ? 0 : 1] > step / 4)
+            w = 0;
+        else if (into_after > -step / 2 && into_after > into_before)
+            w = 1; /* the line after meets it closely, the line before not */
+        else if (into_before > -step / 2 && into_before > into_after)
+            w = -1;
+        if (w != 0) {
+            ev[n][0] = t;
+            ev[n++][1] = w;
+        }
+    }
+    if (!n)
+        return;
+    qsort(ev, n, sizeof ev[0], by_time);
+    /* Split k: evidence [0, k) before the step, [k, n) after it. */
+    double score = 0;
+    for (uint32_t i = 0; i < n; i++)
+        score += ev[i][1] > 0 ? ev[i][1] : 0; /* k = 0: every "after" agrees */
+    /* Of neighbouring splits that agree equally well (likelihoods that
+     * contradict each other), the middle one. */
+    double best = score;
+    uint32_t best_k = 0, last_k = 0;
+    for (uint32_t k = 1; k <= n; k++) {
+        score -= ev[k - 1][1]; /* it moves to the "before" side */
+        if (score > best) {
+            best = score;
+            best_k = last_k = k;
+        } else if (score == best && last_k == k - 1) {
+            last_k = k; /* the same plateau */
+        }
+    }
+    best_k = best_k + (last_k - best_k) / 2;
+    if (best_k == 0)
+        m->step_t = fmin(m->step_t, ev[0][0]);
+    else if (best_k == n)
+        m->step_t = fmax(m->step_t, ev[n - 1][0]);
+    else {
+        /* Between the last time before the step and the first after it,
+         * the middle; but where the first after it is the end of some
+         * work, that work's zones are all after a step that came before
+         * the work began, and straddle one that came within it: the step
+         * goes between the time before it and the work's begin (the last
+         * begin in between: work on one queue runs in order). In a busy
+         * queue the work begins right after the one before it ends; the
+         * middle would send the first half of its zones through the line
+         * from before the step. */
+        double before_t = ev[best_k - 1][0], after_t = ev[best_k][0], begin = -INFINITY;
+        for (uint32_t i = 0; i < m->nrecent; i++) {
+            double t = rel(m, m->recent[i].gpu_ns);
+            if (m->recent[i].lower && t > before_t && t < after_t && t > begin)
+                begin = t;
+        }
+        m->step_t = (before_t + (begin > -INFINITY ? begin : after_t)) / 2;
+    }
+}
+
 void gz_model_fit(gz_clock_model *m)
 {
     /* Refit for binding constraints, and at least every REFIT_SPAN of GPU
@@ -269,6 +514,10 @@ void gz_model_fit(gz_clock_model *m)
      * The newest constraints describe the clock now: drop the fewest oldest
      * buckets that leaves the rest agreeing (fewer constraints never agree
      * less, so a binary search finds it in a few fits). */
+    bool was_tight = m->method == GZ_CALIB_CALIBRATED || m->method == GZ_CALIB_SYNC_POINT;
+    bool step_pending = m->step_pending;
+    uint64_t jumps = m->jumps;
+    m->step_pending = false;
     if (width < -FEASIBLE_SLACK) {
         double contradiction = -width;
         uint32_t head = m->head, count = m->count;
@@ -302,19 +551,28 @@ void gz_model_fit(gz_clock_model *m)
             else
                 first->has_hi = false;
         }
-        if (contradiction > JUMP_NS && m->fitted) {
+        if ((contradiction > JUMP_NS || step_pending) && m->fitted) {
             /* A step: the line so far still holds before it. The step lies
              * after the newest dropped constraint (it contradicts what came
              * later) and before the oldest kept one that contradicts the
              * line so far; kept constraints loose enough to agree with both
              * lines say nothing about when it happened. */
-            double after_t = INFINITY;
+            double after_t = INFINITY, cut = fmin(JUMP_NS, contradiction) / 2;
             for (uint32_t i = 0; i < m->count && after_t == INFINITY; i++) {
                 const gz_model_bucket *b = bucket_at(m, i);
-                if (b->has_lo && b->lo > m->a + m->b * b->lo_t + JUMP_NS / 2)
+                if (b->has_lo && b->lo > m->a + m->b * b->lo_t + cut)
                     after_t = b->lo_t;
-                if (b->has_hi && b->hi < m->a + m->b * b->hi_t - JUMP_NS / 2)
+                if (b->has_hi && b->hi < m->a + m->b * b->hi_t - cut)
                     after_t = fmin(after_t, b->hi_t);
+            }
+            if (m->has_before_step) {
+                /* Zones wait up to a second to be converted: steps that
+                 * close together must all still be known. */
+                memmove(&m->older[1], &m->older[0],
+                        (GZ_MODEL_STEPS - 1) * sizeof m->older[0]);
+                m->older[0] = (gz_model_line){m->step_t, m->before_step_a, m->before_step_b};
+                if (m->nolder < GZ_MODEL_STEPS)
+                    m->nolder++;
             }
             m->has_before_step = true;
             m->before_step_a = m->a;
@@ -323,22 +581,79 @@ void gz_model_fit(gz_clock_model *m)
                         : dropped_t == -INFINITY ? after_t
                                                  : (dropped_t + after_t) / 2;
             m->jumps++;
+            /* Only bounds after it: keep the drift, and freeze how far
+             * each side's bounds were from the line before (below). */
+            if (was_tight && best_method(m) == GZ_CALIB_BOUNDS) {
+                m->bounds_after_step = true;
+                for (int side = 0; side < 2; side++) {
+                    m->step_slack[side] = INFINITY;
+                    for (uint32_t i = 0; i < m->nslack[side]; i++)
+                        m->step_slack[side] = fmin(m->step_slack[side], m->slack[side][i]);
+                }
+            }
         }
-        slope = best_slope(m);
+        slope = m->bounds_after_step ? m->b : best_slope(m);
         width = width_at(m, slope);
     }
+    if (m->bounds_after_step && best_method(m) != GZ_CALIB_BOUNDS)
+        m->bounds_after_step = false; /* a tight sample after the step */
     envelope e = envelope_at(m, slope);
     double a;
-    if (e.has_lo && e.has_hi)
+    if (m->bounds_after_step && (e.has_lo || e.has_hi)) {
+        /* The middle of the band is as far off as loose bounds are loose
+         * (in a busy queue, work starts a submission or more after its
+         * submit). The tighter side's bounds are about as far from the
+         * clock as they were before the step: the line sits that far
+         * inside them, and inside the band that they make. */
+        double from_lo = e.has_lo && isfinite(m->step_slack[0]) ? e.lo_max + m->step_slack[0] : NAN;
+        double from_hi = e.has_hi && isfinite(m->step_slack[1]) ? e.hi_min - m->step_slack[1] : NAN;
+        if (!isnan(from_lo) && !isnan(from_hi))
+            a = m->step_slack[0] < m->step_slack[1] ? from_lo : from_hi;
+        else if (!isnan(from_lo) || !isnan(from_hi))
+            a = isnan(from_lo) ? from_hi : from_lo;
+        else
+            a = e.has_lo && e.has_hi ? (e.lo_max + e.hi_min) / 2 : e.has_lo ? e.lo_max : e.hi_min;
+        if (e.has_lo)
+            a = fmax(a, e.lo_max);
+        if (e.has_hi)
+            a = fmin(a, e.hi_min);
+    } else if (e.has_lo && e.has_hi) {
         a = (e.lo_max + e.hi_min) / 2;
-    else
+    } else {
         a = e.has_lo ? e.lo_max : e.hi_min; /* one side only: its tightest bound */
+    }
     m->a = a;
     m->b = slope;
     m->fitted = true;
     m->fit_lo = e.has_lo;
     m->fit_hi = e.has_hi;
     m->method = best_method(m);
+    if (m->jumps != jumps) {
+        /* A step that a tight sample or old bounds showed: suspects that
+         * the new line meets are bounds after it, the others are not. */
+        for (uint32_t i = 0; i < m->nsuspects; i++) {
+            const gz_model_suspect *x = &m->suspects[i];
+            double line = m->a + m->b * rel(m, x->gpu_ns);
+            double edge = (double)m->deviation_ns + JUMP_NS;
+            note_recent(m, x->gpu_ns, x->v, x->lower);
+            if (x->lower ? x->v <= line + edge : x->v >= line - edge) {
+                if (x->lower)
+                    add_lo(m, x->gpu_ns, x->v, GZ_CALIB_BOUNDS);
+                else
+                    add_hi(m, x->gpu_ns, x->v, GZ_CALIB_BOUNDS);
+            } else {
+                m->bounds_refused++;
+            }
+        }
+        m->nsuspects = 0;
+        refine_step(m);
+    }
+    if (!m->slope_known && e.has_lo && e.has_hi && m->method != GZ_CALIB_BOUNDS) {
+        const gz_model_bucket *first = bucket_at(m, 0);
+        double oldest = fmin(first->has_lo ? first->lo_t : INFINITY,
+                             first->has_hi ? first->hi_t : INFINITY);
+        m->slope_known = m->newest_t - oldest >= SLOPE_SPAN;
+    }
     m->drift_ppm = slope * 1e6;
     m->deviation_ns = e.has_lo && e.has_hi && width > 0 ? (uint64_t)(width / 2 + 0.5)
                       : e.has_lo && e.has_hi         ? 0
@@ -351,8 +666,12 @@ uint64_t gz_model_to_host(const gz_clock_model *m, uint64_t gpu_ns)
     if (!m->fitted)
         return gpu_ns;
     double t = rel(m, gpu_ns);
-    double corr = m->has_before_step && t < m->step_t ? m->before_step_a + m->before_step_b * t
-                                                      : m->a + m->b * t;
+    double corr = m->a + m->b * t;
+    if (m->has_before_step && t < m->step_t) {
+        corr = m->before_step_a + m->before_step_b * t;
+        for (uint32_t i = 0; i < m->nolder && t < m->older[i].t; i++)
+            corr = m->older[i].a + m->older[i].b * t;
+    }
     __int128 host = (__int128)gpu_ns + (__int128)m->o_ref + (__int128)llround(corr);
     if (host < 0)
         return 0;

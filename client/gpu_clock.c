@@ -1,8 +1,12 @@
 #include <math.h>
+#include <stdio.h>
 
 #include "gz_client.h"
 #include "gz_gpu_clock.h"
 
+/* Crystals are within ±100 ppm; 2000 ppm (0.2 %) is far beyond any, and
+ * what the model allowed before it fitted up to GZ_MODEL_MAX_DRIFT. */
+#define LARGE_DRIFT_PPM 2000.0
 /* The origin sits this many ticks below the first value seen, so that
  * values read out of order (a zone older than the first calibration) stay
  * above it. */
@@ -155,4 +159,17 @@ uint64_t gz_gpu_clock_to_host(const gz_gpu_clock *c, uint64_t gpu_ns)
 int64_t gz_gpu_clock_offset_ns(const gz_gpu_clock *c)
 {
     return c->model.offset_ns - (int64_t)gz_ticks_to_ns(c->origin, c->period);
+}
+
+const char *gz_gpu_clock_drift_note(double ppm, char *buf, size_t size)
+{
+    if (!size)
+        return "";
+    buf[0] = '\0';
+    if (fabs(ppm) >= LARGE_DRIFT_PPM)
+        snprintf(buf, size,
+                 " (the GPU clock runs %.2f %% %s than its reported period says: "
+                 "timestampPeriod is likely wrong)",
+                 fabs(ppm) / 1e4, ppm > 0 ? "slower" : "faster");
+    return buf;
 }

@@ -9,6 +9,7 @@
 #define GZ_GPU_CLOCK_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gz_calibration.h"
@@ -52,6 +53,10 @@ void gz_gpu_clock_zone_ns(gz_gpu_clock *c, uint64_t raw_begin, uint64_t raw_end,
 /* Refits the model (once per drain cycle) and maps GPU ns to host ns. */
 void gz_gpu_clock_fit(gz_gpu_clock *c);
 uint64_t gz_gpu_clock_to_host(const gz_gpu_clock *c, uint64_t gpu_ns);
+/* For the summary: "" while the fitted drift is one a clock can have, else
+ * a note (written to buf, size bytes) that it is beyond any crystal's, so
+ * the device's timestamp period is likely off by that much. */
+const char *gz_gpu_clock_drift_note(double drift_ppm, char *buf, size_t size);
 /* host ns - GPU ns (raw ticks times the period) at the newest constraint:
  * the correction as a user would compute it from the driver's values. */
 int64_t gz_gpu_clock_offset_ns(const gz_gpu_clock *c);

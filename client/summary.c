@@ -338,6 +338,8 @@ static void print_group(FILE *f, const track_group *g, const char *name)
         fprintf(f, ", offset %lld ns, drift %.2f ppm, %llu wraps, %llu jumps",
                 (long long)c->offset_ns, c->drift_ppm, (unsigned long long)c->wraps,
                 (unsigned long long)c->jumps);
+        char note[160];
+        fputs(gz_gpu_clock_drift_note(c->drift_ppm, note, sizeof note), f);
     }
     fputc('\n', f);
 }

@@ -25,6 +25,8 @@ WHAT = {
     "last-second": "last 1 s",
     "second-half": "second half",
     "jump": "before, and from 1 s after",
+    "steps": "all but those straddling a step",
+    "settled": "from %.1f s" % clockcheck.SETTLE_S,
 }
 
 
@@ -34,12 +36,16 @@ def main():
     ap.add_argument("--sample")
     ap.add_argument("--layer-dir")
     ap.add_argument("--fault-layer-dir")
+    ap.add_argument("--load-program")
     ap.add_argument("--scenario", action="append", choices=sorted(clockcheck.SCENARIOS))
+    ap.add_argument("--seed", type=int, default=1, help="the steps' moments (steps-* scenarios)")
+    ap.add_argument("--busy-loop", action="store_true", help="a busy loop beside each scenario")
     args = ap.parse_args()
     b = os.path.abspath(args.build_dir)
     args.sample = args.sample or os.path.join(b, "samples", "vk_compute", "gz-sample-vk-compute")
     args.layer_dir = args.layer_dir or os.path.join(b, "json")
     args.fault_layer_dir = args.fault_layer_dir or os.path.join(b, "tests", "faultlayer")
+    args.load_program = args.load_program or os.path.join(b, "tests", "clock", "gz-clock-load")
     names = args.scenario or list(clockcheck.SCENARIOS)
 
     tmp = tempfile.mkdtemp(prefix="gz-clock-table-")
@@ -49,6 +55,7 @@ def main():
     rows = []
     for name in names:
         sc = clockcheck.SCENARIOS[name]
+        clockcheck.apply_seed(name, args.seed)
         print("%s: %s" % (name, clockcheck.env_line(name)), file=sys.stderr)
         with contextlib.redirect_stdout(sys.stderr):
             res, more = clockcheck.run_scenario(args, name, tmp)

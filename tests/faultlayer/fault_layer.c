@@ -51,6 +51,9 @@
  *   GZFAULT_JUMP_AT_MS=J, GZFAULT_JUMP_NS=K
  *                                from t0 + J ms on, the counter is K ns on
  *                                (a step; K may be negative)
+ *   GZFAULT_JUMPS=J1:K1,J2:K2... more steps, each as above (up to 16; they
+ *                                add up), so that one run can put steps at
+ *                                several moments of an app's work
  *   GZFAULT_CALIB_DEVIATION_NS=D calibrated timestamps report maxDeviation D
  *                                (default: the driver's, widened to P when
  *                                P > 1 ns, as Mesa's drivers count the
@@ -142,6 +145,8 @@ typedef struct device_data {
     PFN_vkCmdCopyQueryPoolResults CmdCopyQueryPoolResults;
     PFN_vkBindBufferMemory BindBufferMemory;
     PFN_vkDestroyBuffer DestroyBuffer;
+    PFN_vkBeginCommandBuffer BeginCommandBuffer;
+    PFN_vkFreeCommandBuffers FreeCommandBuffers;
     PFN_vkMapMemory MapMemory;
     PFN_vkUnmapMemory UnmapMemory;
     PFN_vkQueueSubmit QueueSubmit;
@@ -178,6 +183,7 @@ static bool env_on(const char *name)
 
 /* Read once at load: the counter must be one function of real time for the
  * whole run, or a test could not map values back. */
+#define MAX_JUMPS 16
 static struct {
     bool set_bits;       /* GZFAULT_VALID_BITS given */
     uint32_t bits;       /* reported timestampValidBits */
@@ -190,6 +196,8 @@ static struct {
     long double drift;   /* rate error, as a fraction */
     long double wobble_ns, wobble_period_ns;
     int64_t jump_at_ns, jump_ns;
+    uint32_t njumps; /* GZFAULT_JUMPS */
+    int64_t jumps_at_ns[MAX_JUMPS], jumps_ns[MAX_JUMPS];
     bool set_deviation;
     uint64_t deviation_ns;
     FILE *log;
@@ -197,6 +205,30 @@ static struct {
 } fake;
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* GZFAULT_JUMPS: "J:K" pairs, comma separated. A malformed list is fatal: a
+ * test that meant to put steps in must not run without them. */
+static void parse_jumps(const char *v)
+{
+    while (v && *v) {
+        char *end;
+        double at_ms = strtod(v, &end);
+        if (end == v || *end != ':' || fake.njumps == MAX_JUMPS) {
+            fprintf(stderr, "gzfault: GZFAULT_JUMPS: cannot read \"%s\" (J:K,J:K..., at most %d)\n",
+                    v, MAX_JUMPS);
+            abort();
+        }
+        v = end + 1;
+        double ns = strtod(v, &end);
+        if (end == v || (*end && *end != ',')) {
+            fprintf(stderr, "gzfault: GZFAULT_JUMPS: cannot read \"%s\"\n", v);
+            abort();
+        }
+        fake.jumps_at_ns[fake.njumps] = (int64_t)(at_ms * 1e6);
+        fake.jumps_ns[fake.njumps++] = (int64_t)ns;
+        v = *end ? end + 1 : end;
+    }
+}
 
 static double env_num(const char *name, double fallback)
 {
@@ -243,13 +275,14 @@ __attribute__((constructor)) static void fake_init(void)
     const char *jump_at = getenv("GZFAULT_JUMP_AT_MS");
     fake.jump_at_ns = jump_at && *jump_at ? (int64_t)(strtod(jump_at, NULL) * 1e6) : INT64_MAX;
     fake.jump_ns = (int64_t)env_num("GZFAULT_JUMP_NS", 0);
+    parse_jumps(getenv("GZFAULT_JUMPS"));
     const char *deviation = getenv("GZFAULT_CALIB_DEVIATION_NS");
     fake.set_deviation = deviation && *deviation;
     fake.deviation_ns = fake.set_deviation ? strtoull(deviation, NULL, 10) : 0;
 
     fake.rewrite_copies = (fake.set_bits && fake.bits > 0) || fake.set_period ||
                           (start && *start) || (before && *before) || fake.drift != 0 ||
-                          fake.wobble_ns != 0 || fake.jump_at_ns != INT64_MAX ||
+                          fake.wobble_ns != 0 || fake.jump_at_ns != INT64_MAX || fake.njumps ||
                           (getenv("GZFAULT_LOG") && *getenv("GZFAULT_LOG"));
     const char *log = getenv("GZFAULT_LOG");
     if (log && *log) {
@@ -289,6 +322,9 @@ static uint64_t fake_ticks(uint64_t real_ns)
     }
     if (t > fake.jump_at_ns)
         g += fake.jump_ns;
+    for (uint32_t i = 0; i < fake.njumps; i++)
+        if (t > fake.jumps_at_ns[i])
+            g += fake.jumps_ns[i];
     /* Unsigned addition wraps mod 2^64, then the mask makes it mod 2^N.
      * long double keeps g / P exact to the tick for runs of days even at
      * sub-ns periods (64-bit mantissa). */
@@ -630,6 +666,8 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice phys,
                 NEXT(CmdCopyQueryPoolResults),
                 NEXT(BindBufferMemory),
                 NEXT(DestroyBuffer),
+                NEXT(BeginCommandBuffer),
+                NEXT(FreeCommandBuffers),
                 NEXT(MapMemory),
                 NEXT(UnmapMemory),
                 NEXT(QueueSubmit),
@@ -810,6 +848,7 @@ typedef struct mapping {
 } mapping;
 
 typedef struct copy_watch {
+    VkCommandBuffer cb; /* the recording it belongs to ends with the next begin or free */
     VkDevice device;
     device_data *d;
     VkEvent event;
@@ -920,7 +959,7 @@ static VKAPI_ATTR void VKAPI_CALL CmdCopyQueryPoolResults(VkCommandBuffer cb, Vk
         fprintf(stderr, "gzfault: cannot watch another copy: test results would be wrong\n");
         abort();
     }
-    watches[nwatches++] = (copy_watch){device, d, event, pool, first, count, dst, dst_offset, stride,
+    watches[nwatches++] = (copy_watch){cb, device, d, event, pool, first, count, dst, dst_offset, stride,
                                        flags};
     if (!poller_started) {
         /* The loader unloads layers at vkDestroyInstance; the thread's code
@@ -933,6 +972,44 @@ static VKAPI_ATTR void VKAPI_CALL CmdCopyQueryPoolResults(VkCommandBuffer cb, Vk
     }
     pthread_mutex_unlock(&copy_lock);
     d->CmdSetEvent(cb, event, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+}
+
+/* A command buffer recorded again, or freed, will never run its old copies:
+ * their watches go (an app that records a copy into a new command buffer
+ * every submit would otherwise run out of them within seconds). It is not
+ * pending (the spec's rule for both calls), so neither is the event; but
+ * its last run may have set the event after the poller's latest look: that
+ * copy is done now, or the results it stands for are never written and
+ * the app reads whatever the memory held before (values a wrap or two
+ * old: clock-wrap36 failed so in three suite runs of five). */
+static void forget_watches(VkCommandBuffer cb)
+{
+    pthread_mutex_lock(&copy_lock);
+    for (uint32_t i = 0; i < nwatches; i++) {
+        if (watches[i].cb == cb) {
+            if (watches[i].d->GetEventStatus(watches[i].device, watches[i].event) == VK_EVENT_SET)
+                copy_on_host(&watches[i]);
+            watches[i].d->DestroyEvent(watches[i].device, watches[i].event, NULL);
+            watches[i--] = watches[--nwatches];
+        }
+    }
+    pthread_mutex_unlock(&copy_lock);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL BeginCommandBuffer(VkCommandBuffer cb,
+                                                        const VkCommandBufferBeginInfo *info)
+{
+    forget_watches(cb);
+    return find_device(cb)->BeginCommandBuffer(cb, info);
+}
+
+static VKAPI_ATTR void VKAPI_CALL FreeCommandBuffers(VkDevice device, VkCommandPool pool,
+                                                    uint32_t count, const VkCommandBuffer *cbs)
+{
+    for (uint32_t i = 0; i < count; i++)
+        if (cbs[i])
+            forget_watches(cbs[i]);
+    find_device(device)->FreeCommandBuffers(device, pool, count, cbs);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL BindBufferMemory(VkDevice device, VkBuffer buffer,
@@ -1364,6 +1441,10 @@ static PFN_vkVoidFunction own_device(const char *name)
         return (PFN_vkVoidFunction)BindBufferMemory;
     if (!strcmp(name, "vkDestroyBuffer"))
         return (PFN_vkVoidFunction)DestroyBuffer;
+    if (!strcmp(name, "vkBeginCommandBuffer"))
+        return (PFN_vkVoidFunction)BeginCommandBuffer;
+    if (!strcmp(name, "vkFreeCommandBuffers"))
+        return (PFN_vkVoidFunction)FreeCommandBuffers;
     if (!strcmp(name, "vkMapMemory"))
         return (PFN_vkVoidFunction)MapMemory;
     if (!strcmp(name, "vkUnmapMemory"))
