@@ -67,6 +67,47 @@ static void forked_child(void)
     (void)ignored;
 }
 
+static unsigned frontends; /* gz_frontend bits, atomic */
+
+const char *gz_client_frontend_names(char *buf, size_t size)
+{
+    static const char *const names[] = {"Vulkan layer", "OpenGL shim", "OpenCL layer",
+                                        "gpuzones API"};
+    unsigned bits = __atomic_load_n(&frontends, __ATOMIC_RELAXED);
+    size_t n = 0;
+    if (size)
+        buf[0] = '\0';
+    for (unsigned i = 0; i < 4; i++) {
+        if (!(bits & (1u << i)) || n >= size)
+            continue;
+        int w = snprintf(buf + n, size - n, "%s%s", n ? ", " : "", names[i]);
+        n += w > 0 ? (size_t)w : 0;
+    }
+    return buf;
+}
+
+/* A program whose client never started (an OpenCL program that made no
+ * queue: clinfo) still hears that the layer was there. */
+static void report_idle_at_exit(void)
+{
+    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != OFF)
+        return;
+    bool summary = true;
+    const char *s = getenv("GPUZONES_SUMMARY");
+    if (s)
+        gz_config_parse_bool(s, &summary);
+    if (summary) {
+        char names[96];
+        gz_log("%s loaded; no GPU work was timed", gz_client_frontend_names(names, sizeof names));
+    }
+}
+
+void gz_client_note_frontend(gz_frontend f)
+{
+    if (!__atomic_fetch_or(&frontends, (unsigned)f, __ATOMIC_RELAXED))
+        atexit(report_idle_at_exit);
+}
+
 static void start(void)
 {
     gz_client *c = &gz_the_client;

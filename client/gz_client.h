@@ -44,6 +44,20 @@ GZ_EXPORT bool gz_client_start(void);
 /* Stops the worker, drains the queue, ends the trace, prints the summary.
  * Idempotent; called at exit. */
 GZ_EXPORT void gz_client_stop(void);
+/* What brought gpuzones into the process, for the summary of a program
+ * that timed nothing ("Vulkan layer loaded; no GPU work was timed"). */
+typedef enum gz_frontend {
+    GZ_FRONTEND_VULKAN = 1u << 0, /* the Vulkan layer (an instance was made) */
+    GZ_FRONTEND_OPENGL = 1u << 1, /* the GL shim (a context was made current) */
+    GZ_FRONTEND_OPENCL = 1u << 2, /* the OpenCL layer (the loader initialised it) */
+    GZ_FRONTEND_API = 1u << 3,    /* the public API */
+} gz_frontend;
+/* Notes a front end. Starts nothing: a program that loads a layer and never
+ * starts the client still gets its one line at exit. */
+GZ_EXPORT void gz_client_note_frontend(gz_frontend f);
+/* "Vulkan layer, OpenCL layer" for the noted front ends. */
+GZ_EXPORT const char *gz_client_frontend_names(char *buf, size_t size);
+
 /* Whether the client runs now (started and not stopped). */
 GZ_EXPORT bool gz_client_running(void);
 GZ_EXPORT gz_level gz_client_level(void);

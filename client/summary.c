@@ -348,13 +348,20 @@ static void sum_close(void *s, const gz_sink_totals *t)
 {
     summary_sink *u = s;
     FILE *f = stderr;
-    gz_summary_print_zones(u->zones, f);
-    for (uint16_t id = 1; id < GZ_MAX_TRACKS; id++)
-        fold(u, id);
-    for (uint32_t i = 0; i < u->ngroups; i++)
-        print_group(f, &u->groups[i], gz_intern_str(u->groups[i].name, NULL));
-    if (u->other.count)
-        print_group(f, &u->other, "<other names>");
+    if (!t->zones_produced) {
+        /* vulkaninfo, clinfo: one line, not a table of empty tracks. */
+        char names[96];
+        gz_client_frontend_names(names, sizeof names);
+        fprintf(f, "gpuzones: %s loaded; no GPU work was timed\n", names[0] ? names : "gpuzones");
+    } else {
+        gz_summary_print_zones(u->zones, f);
+        for (uint16_t id = 1; id < GZ_MAX_TRACKS; id++)
+            fold(u, id);
+        for (uint32_t i = 0; i < u->ngroups; i++)
+            print_group(f, &u->groups[i], gz_intern_str(u->groups[i].name, NULL));
+        if (u->other.count)
+            print_group(f, &u->other, "<other names>");
+    }
     if (t->items_dropped)
         fprintf(f, "gpuzones: %llu queue items were dropped (queue full: raise "
                    "GPUZONES_QUEUE_ITEMS)\n",

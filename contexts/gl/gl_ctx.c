@@ -270,6 +270,8 @@ static void fns_resolve(gz_gl_fns *f, gz_gl_resolve_fn resolve)
 
 gz_gl_ctx *gz_gl_ctx_acquire(void *key, gz_gl_resolve_fn resolve)
 {
+    if (key)
+        gz_client_note_frontend(GZ_FRONTEND_OPENGL);
     if (!key || !gz_client_start())
         return NULL;
     /* Outside registry_lock: the worker holds the collectors' lock while

@@ -59,6 +59,7 @@ GZ_EXPORT CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries,
                num_entries, ours);
         return CL_INVALID_VALUE;
     }
+    gz_client_note_frontend(GZ_FRONTEND_OPENCL);
     gz_cl_next = target_dispatch;
     memcpy(&table, target_dispatch, sizeof table);
     gz_cl_layer_queue_hooks(&table);

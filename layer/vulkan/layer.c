@@ -165,6 +165,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo 
     inst->has_gpdp2 = inst->GetPhysicalDeviceFeatures2 != NULL;
     gz_handle_map_put(&gz_layer_instances, gz_dispatch_key(*instance), &inst->node);
     pin_library();
+    gz_client_note_frontend(GZ_FRONTEND_VULKAN);
     gz_client_start();
     return r;
 }
