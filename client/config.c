@@ -123,7 +123,12 @@ void gz_config_read(gz_config *cfg, const char *exe, int pid)
         snprintf(cfg->output, sizeof cfg->output, "gpuzones-%s-%d.json", exe, pid);
     }
 
-    read_bool("GPUZONES_SUMMARY", &cfg->summary);
+    /* 2 (or "verbose"): the summary with each track's clock in full. */
+    const char *summary = getenv("GPUZONES_SUMMARY");
+    if (summary && (!strcmp(summary, "2") || !strcasecmp(summary, "verbose")))
+        cfg->summary = cfg->summary_verbose = true;
+    else if (summary && !gz_config_parse_bool(summary, &cfg->summary))
+        gz_log("GPUZONES_SUMMARY=\"%.64s\" is not 0/1/2/on/off/verbose; using 1", summary);
     read_bool("GPUZONES_RAW_TICKS", &cfg->raw_ticks);
 
     const char *lvl = getenv("GPUZONES_LEVEL");

@@ -20,6 +20,7 @@ typedef struct gz_config {
     bool output_is_default; /* no GPUZONES_OUTPUT given */
     bool write_trace;       /* false for GPUZONES_OUTPUT=none */
     bool summary;           /* GPUZONES_SUMMARY (default on) */
+    bool summary_verbose;   /* GPUZONES_SUMMARY=2: every track's clock in full */
     gz_level level;         /* GPUZONES_LEVEL (default labels) */
     bool raw_ticks;         /* GPUZONES_RAW_TICKS: raw timestamps in zone args (debugging) */
     uint32_t queue_items;   /* GPUZONES_QUEUE_ITEMS: capacity of each queue half */

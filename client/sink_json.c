@@ -6,6 +6,7 @@
 
 #include "gz_calibration.h"
 #include "gz_client_internal.h"
+#include "gz_intern.h"
 #include "gz_sinks.h"
 #include "gz_trace.h"
 
@@ -19,6 +20,12 @@ typedef struct json_sink {
      * gets a thread of its own in the viewer instead of merging into it. */
     uint32_t serial[GZ_MAX_TRACKS];
     uint32_t next_serial;
+    uint32_t name[GZ_MAX_TRACKS]; /* interned track names, for the frame-time counters */
+    /* The newest frame mark of a few threads, for the CPU frame interval. */
+    struct {
+        uint32_t tid;
+        uint64_t ns;
+    } last_mark[8];
 } json_sink;
 
 static const char *const kind_names[8] = {"submit", "cmdbuf", "label", "zone",
@@ -44,6 +51,8 @@ static void track_new(void *s, const gz_sink_track *t)
 static void track_name(void *s, const gz_sink_track *t)
 {
     json_sink *j = s;
+    if (t->id < GZ_MAX_TRACKS)
+        j->name[t->id] = gz_intern(t->name, t->name_len);
     gz_trace_thread_name(&j->trace, tid_of(j, t->id), t->name, t->name_len,
                          1000 + (int)(j->serial[t->id < GZ_MAX_TRACKS ? t->id : 0] & 0xffffff));
 }
@@ -69,6 +78,31 @@ static void write_srcloc(gz_jsonw *w, const gz_srcloc_view *loc)
         gz_jsonw_lit(w, hex);
         gz_jsonw_lit(w, "\"");
     }
+}
+
+/* A counter event: a track of values in the viewer, one per name. */
+static void counter(json_sink *j, const char *prefix, const char *name, size_t len,
+                    const char *key, uint64_t ns, double value)
+{
+    if (!writable(j))
+        return;
+    gz_jsonw *w = gz_trace_writer(&j->trace);
+    gz_jsonw_lit(w, "{\"ph\":\"C\",\"pid\":");
+    gz_jsonw_i64(w, j->trace.pid);
+    gz_jsonw_lit(w, ",\"name\":");
+    char label[300];
+    int n = snprintf(label, sizeof label, "%s%.*s", prefix, (int)(len > 256 ? 256 : len), name);
+    gz_jsonw_str(w, label, (size_t)(n < 0 ? 0 : n));
+    gz_jsonw_lit(w, ",\"ts\":");
+    gz_jsonw_us(w, ns);
+    gz_jsonw_lit(w, ",\"args\":{\"");
+    gz_jsonw_lit(w, key);
+    gz_jsonw_lit(w, "\":");
+    char num[48];
+    snprintf(num, sizeof num, "%.3f", value);
+    gz_jsonw_lit(w, num);
+    gz_jsonw_lit(w, "}");
+    gz_trace_end_event(&j->trace);
 }
 
 static void gpu_zone(void *s, const gz_sink_zone *z)
@@ -103,6 +137,13 @@ static void gpu_zone(void *s, const gz_sink_zone *z)
     gz_trace_end_event(&j->trace);
     if (z->flow)
         gz_trace_flow(&j->trace, false, z->flow, tid, z->begin_ns);
+    /* Each frame's GPU time as a counter track: the frame-time graph. */
+    if (z->kind == GZ_ZONE_FRAME && z->track < GZ_MAX_TRACKS) {
+        size_t len;
+        const char *track = gz_intern_str(j->name[z->track], &len);
+        counter(j, "GPU frame time: ", track, len, "ms", z->begin_ns,
+                (double)(z->end_ns - z->begin_ns) / 1e6);
+    }
 }
 
 static void cpu_zone(void *s, uint32_t tid, const char *name, size_t len, uint64_t begin_ns,
@@ -124,6 +165,20 @@ static void frame_mark(void *s, uint32_t tid, const char *name, size_t len, uint
     json_sink *j = s;
     gz_trace_instant_n(&j->trace, "frame", name, len, tid, ns);
     gz_trace_end_event(&j->trace);
+    /* The time since this thread's previous mark, as a counter track. */
+    uint32_t k = 0;
+    while (k < 8 && j->last_mark[k].tid && j->last_mark[k].tid != tid)
+        k++;
+    if (k == 8)
+        k = tid % 8; /* more threads mark frames: one gives way */
+    if (j->last_mark[k].tid == tid && ns > j->last_mark[k].ns) {
+        char thread[32];
+        int n = snprintf(thread, sizeof thread, "thread %u", tid);
+        counter(j, "frame interval: ", thread, (size_t)(n < 0 ? 0 : n), "ms", ns,
+                (double)(ns - j->last_mark[k].ns) / 1e6);
+    }
+    j->last_mark[k].tid = tid;
+    j->last_mark[k].ns = ns;
 }
 
 static void message(void *s, uint32_t tid, const char *text, size_t len, uint64_t ns)
@@ -172,25 +227,8 @@ static void calibration(void *s, const gz_sink_track *t, const gz_gpu_clock *c, 
  * follows. */
 static void clock_correction(void *s, const gz_sink_track *t, const gz_gpu_clock *c, uint64_t ns)
 {
-    json_sink *j = s;
-    if (!writable(j))
-        return;
-    gz_jsonw *w = gz_trace_writer(&j->trace);
-    gz_jsonw_lit(w, "{\"ph\":\"C\",\"pid\":");
-    gz_jsonw_i64(w, j->trace.pid);
-    gz_jsonw_lit(w, ",\"name\":");
-    char label[300];
-    size_t len = t->name_len > 256 ? 256 : t->name_len;
-    int n = snprintf(label, sizeof label, "clock correction: %.*s", (int)len, t->name);
-    gz_jsonw_str(w, label, (size_t)(n < 0 ? 0 : n));
-    gz_jsonw_lit(w, ",\"ts\":");
-    gz_jsonw_us(w, ns);
-    gz_jsonw_lit(w, ",\"args\":{\"offset_us\":");
-    char num[48];
-    snprintf(num, sizeof num, "%.3f", (double)gz_gpu_clock_offset_ns(c) / 1000.0);
-    gz_jsonw_lit(w, num);
-    gz_jsonw_lit(w, "}");
-    gz_trace_end_event(&j->trace);
+    counter(s, "clock correction: ", t->name, t->name_len, "offset_us", ns,
+            (double)gz_gpu_clock_offset_ns(c) / 1000.0);
 }
 
 static void flush(void *s)

@@ -203,6 +203,7 @@ typedef struct summary_sink {
     uint32_t ngroups;
     uint32_t slots[GROUP_SLOTS]; /* open addressing: group index + 1 */
     track_group other;           /* past MAX_GROUPS names */
+    bool verbose;                /* GPUZONES_SUMMARY=2 */
 } summary_sink;
 
 static void sum_track_new(void *s, const gz_sink_track *t)
@@ -321,26 +322,41 @@ static void sum_track_end(void *s, uint16_t id)
         fold(s, id);
 }
 
-static void print_group(FILE *f, const track_group *g, const char *name)
+/* The clock part of a track's line. By default what a user acts on: how
+ * the clock was calibrated, how sure it is, and anything unusual (wraps,
+ * steps, a drift no crystal has). The offset and drift of every clock (a
+ * different epoch is normal: pocl's, NVIDIA's) only with GPUZONES_SUMMARY=2. */
+static void print_clock(FILE *f, const track_group *g, bool verbose)
+{
+    const clock_snap *c = &g->clock;
+    fprintf(f, "; clock%s: %s", g->count > 1 ? " (last)" : "", gz_calib_method_name(c->method));
+    if (verbose && c->calib_deviation_ns)
+        fprintf(f, ", max deviation %llu ns", (unsigned long long)c->calib_deviation_ns);
+    if (c->deviation_ns != UINT64_MAX)
+        fprintf(f, ", uncertainty %llu ns", (unsigned long long)c->deviation_ns);
+    if (verbose) {
+        fprintf(f, ", offset %lld ns, drift %.2f ppm, %llu wraps, %llu jumps",
+                (long long)c->offset_ns, c->drift_ppm, (unsigned long long)c->wraps,
+                (unsigned long long)c->jumps);
+    } else {
+        if (c->wraps)
+            fprintf(f, ", %llu wraps", (unsigned long long)c->wraps);
+        if (c->jumps)
+            fprintf(f, ", %llu steps in the GPU clock", (unsigned long long)c->jumps);
+    }
+    char note[160];
+    fputs(gz_gpu_clock_drift_note(c->drift_ppm, note, sizeof note), f);
+}
+
+static void print_group(FILE *f, const track_group *g, const char *name, bool verbose)
 {
     fprintf(f, "gpuzones: track \"%s\"", name);
     if (g->count > 1)
         fprintf(f, " (\u00d7%u)", g->count);
     fprintf(f, ": %llu zones, %llu dropped", (unsigned long long)g->zones,
             (unsigned long long)g->dropped);
-    const clock_snap *c = &g->clock;
-    if (c->valid) {
-        fprintf(f, "; clock%s: %s", g->count > 1 ? " (last)" : "", gz_calib_method_name(c->method));
-        if (c->calib_deviation_ns)
-            fprintf(f, ", max deviation %llu ns", (unsigned long long)c->calib_deviation_ns);
-        if (c->deviation_ns != UINT64_MAX)
-            fprintf(f, ", uncertainty %llu ns", (unsigned long long)c->deviation_ns);
-        fprintf(f, ", offset %lld ns, drift %.2f ppm, %llu wraps, %llu jumps",
-                (long long)c->offset_ns, c->drift_ppm, (unsigned long long)c->wraps,
-                (unsigned long long)c->jumps);
-        char note[160];
-        fputs(gz_gpu_clock_drift_note(c->drift_ppm, note, sizeof note), f);
-    }
+    if (g->clock.valid)
+        print_clock(f, g, verbose);
     fputc('\n', f);
 }
 
@@ -358,9 +374,9 @@ static void sum_close(void *s, const gz_sink_totals *t)
         for (uint16_t id = 1; id < GZ_MAX_TRACKS; id++)
             fold(u, id);
         for (uint32_t i = 0; i < u->ngroups; i++)
-            print_group(f, &u->groups[i], gz_intern_str(u->groups[i].name, NULL));
+            print_group(f, &u->groups[i], gz_intern_str(u->groups[i].name, NULL), u->verbose);
         if (u->other.count)
-            print_group(f, &u->other, "<other names>");
+            print_group(f, &u->other, "<other names>", u->verbose);
     }
     if (t->items_dropped)
         fprintf(f, "gpuzones: %llu queue items were dropped (queue full: raise "
@@ -395,7 +411,6 @@ static const gz_sink_ops summary_ops = {
 
 bool gz_summary_sink_open(const gz_config *cfg, const gz_trace_outcome *trace, gz_sink *out)
 {
-    (void)cfg;
     summary_sink *u = calloc(1, sizeof *u);
     if (!u) {
         gz_log("out of memory for the summary; none is printed");
@@ -405,6 +420,7 @@ bool gz_summary_sink_open(const gz_config *cfg, const gz_trace_outcome *trace, g
     /* Without it every track shares the "<other names>" line. */
     u->groups = malloc(MAX_GROUPS * sizeof *u->groups);
     u->trace = trace;
+    u->verbose = cfg->summary_verbose;
     *out = (gz_sink){.ops = &summary_ops, .self = u};
     return true;
 }

@@ -99,6 +99,20 @@ def main():
                     if abs(s["_ts"] - b) > 1000 or abs(s["_ts"] + s["_dur"] - e) > 1000:
                         errors.append(f"frame zone {i} [{b}, {e}] is not its one submit's "
                                       f"[{s['_ts']}, {s['_ts'] + s['_dur']}]")
+            # The frame-time counter tracks: the GPU time of each frame zone,
+            # and the interval between the presenting thread's marks.
+            gpu_c = [e for e in trace.events if e.get("ph") == "C"
+                     and str(e.get("name", "")).startswith("GPU frame time: ")]
+            if len(gpu_c) != len(frames) or any(
+                    abs(float(c["args"]["ms"]) * 1e6 - z["_dur"]) > 1000 for c, z in zip(
+                        sorted(gpu_c, key=lambda c: c["_ts"]), frames)):
+                errors.append("%d 'GPU frame time' counter events for %d frame zones, or values "
+                              "that are not their durations" % (len(gpu_c), len(frames)))
+            cpu_c = [e for e in trace.events if e.get("ph") == "C"
+                     and str(e.get("name", "")).startswith("frame interval: ")]
+            if len(cpu_c) != max(len(marks) - 1, 0):
+                errors.append("%d 'frame interval' counter events for %d frame marks"
+                              % (len(cpu_c), len(marks)))
             summary = [ln for ln in p.stderr.splitlines() if ln.startswith("gpuzones:")]
             if not any("frame" in ln and "p95" in ln for ln in summary):
                 errors.append("the summary shows no per-frame line with p95:\n  "
