@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -356,8 +357,10 @@ static void l_frame_mark(void *self, uint32_t tid, const char *name, size_t len,
         s->drop_budget++;
         return;
     }
-    /* "Frame" (or no name) is Tracy's default frame set. */
-    uint64_t name_id = !len || (len == 5 && !memcmp(name, "Frame", 5)) ? 0 : str_id(s, name, len);
+    /* "Frame" (or no name) is Tracy's default frame set; the layers' own
+     * marks at presents and swaps are "frame": the same frames. */
+    uint64_t name_id =
+        !len || (len == 5 && !strncasecmp(name, "frame", 5)) ? 0 : str_id(s, name, len);
     uint32_t t = gz_tracy_strtab_put(&s->marks, &name_id, sizeof name_id, NULL);
     gz_tracy_strtab_entry *last = gz_tracy_strtab_get(&s->marks, t);
     /* The profiler takes each set's marks in time order only. */
