@@ -13,64 +13,24 @@ Usage: check_capture.py TRACY_DIR DRIVER [proto-mismatch]
 Exits 77 (skipped) when the Tracy tools are not built in TRACY_DIR.
 """
 import collections
-import csv
-import io
 import os
 import re
-import socket
-import subprocess
 import sys
 import tempfile
 
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
-
-def csv_rows(tool, args, trace):
-    out = subprocess.run([tool] + args + [trace], capture_output=True, text=True, timeout=60)
-    if out.returncode != 0:
-        fail("%s %s: exit %d: %s" % (tool, " ".join(args), out.returncode, out.stderr))
-    return list(csv.DictReader(io.StringIO(out.stdout)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tracytools import csv_rows, fail, free_port, record, tools  # noqa: E402
 
 def main():
     tracy_dir, driver = sys.argv[1], sys.argv[2]
-    capture = os.path.join(tracy_dir, "bin", "tracy-capture")
-    csvexport = os.path.join(tracy_dir, "bin", "tracy-csvexport")
-    if not (os.access(capture, os.X_OK) and os.access(csvexport, os.X_OK)):
-        print("SKIP: no tracy-capture/tracy-csvexport in %s (build them with "
-              "../shared/tools/build-tracy.sh, or set -Dtracy_dir)" % tracy_dir)
-        sys.exit(77)
+    capture, csvexport, _ = tools(tracy_dir)
 
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "x.tracy")
         port = free_port()
-        cap = subprocess.Popen([capture, "-a", "127.0.0.1", "-p", str(port), "-o", trace, "-f"],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         env = dict(os.environ, GPUZONES_TRACY="listen", GPUZONES_TRACY_PORT=str(port),
                    GPUZONES_TRACY_EXIT_WAIT_MS="20000")
-        try:
-            drv = subprocess.run([driver], env=env, capture_output=True, text=True, timeout=60)
-        except subprocess.TimeoutExpired:
-            cap.kill()
-            fail("the driver did not finish within 60 s")
-        sys.stderr.write(drv.stderr)
-        if drv.returncode != 0:
-            cap.kill()
-            fail("driver exit %d" % drv.returncode)
-        try:
-            cap_out, _ = cap.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            cap.kill()
-            fail("tracy-capture did not finish within 30 s of the driver")
-        if cap.returncode != 0 or not os.path.exists(trace):
-            fail("tracy-capture exit %d: %s" % (cap.returncode, cap_out[-2000:]))
+        drv, cap_out = record(capture, port, trace, [driver], env)
         if "the profiler took" not in drv.stderr:
             fail("the sink did not say the profiler took the data")
 
@@ -85,10 +45,10 @@ def main():
                 want_msg.append((" ".join(f[1:-1]), int(f[-1])))
 
         gpu = [(r["name"], int(r["Time from start of program"]), int(r["GPU execution time"]))
-               for r in csv_rows(csvexport, ["-g"], trace)]
-        cpu_rows = csv_rows(csvexport, ["-u"], trace)
+               for r in csv_rows(csvexport, "-g", trace)]
+        cpu_rows = csv_rows(csvexport, "-u", trace)
         cpu = [(r["name"], int(r["ns_since_start"]), int(r["exec_time_ns"])) for r in cpu_rows]
-        msgs = [(r["MessageName"], int(r["total_ns"])) for r in csv_rows(csvexport, ["-m"], trace)]
+        msgs = [(r["MessageName"], int(r["total_ns"])) for r in csv_rows(csvexport, "-m", trace)]
 
         # One constant shift between the driver's base and the profiler's
         # start: take it from the first GPU zone, then everything must agree.

@@ -14,60 +14,29 @@ Usage: check_inproc.py TRACY_DIR APP   (APP empty: libTracyClient.so was
 not found when configuring; the test is skipped).
 """
 import collections
-import csv
-import io
 import os
 import re
-import socket
-import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tracytools import csv_rows, fail, free_port, record, tools  # noqa: E402
+
 TOL_NS = 2000  # the issue's 2 us, past the pin's stated uncertainty
-
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
-
-def rows(tool, flag, trace):
-    out = subprocess.run([tool, flag, trace], capture_output=True, text=True, timeout=60)
-    if out.returncode != 0:
-        fail("tracy-csvexport %s: exit %d" % (flag, out.returncode))
-    return list(csv.DictReader(io.StringIO(out.stdout)))
 
 def main():
     tracy_dir, app = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else ""
-    capture = os.path.join(tracy_dir, "bin", "tracy-capture")
-    csvexport = os.path.join(tracy_dir, "bin", "tracy-csvexport")
-    if not app or not (os.access(capture, os.X_OK) and os.access(csvexport, os.X_OK)):
-        print("SKIP: libTracyClient.so, tracy-capture or tracy-csvexport not in %s when "
-              "configured (build them with ../shared/tools/build-tracy.sh, then reconfigure)"
-              % tracy_dir)
+    if not app:
+        print("SKIP: libTracyClient.so not in %s when configured (build it with "
+              "../shared/tools/build-tracy.sh, then reconfigure)" % tracy_dir)
         sys.exit(77)
+    capture, csvexport, _ = tools(tracy_dir)
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "x.tracy")
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        s.close()
-        cap = subprocess.Popen([capture, "-a", "127.0.0.1", "-p", str(port), "-o", trace, "-f"],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        port = free_port()
         env = dict(os.environ, TRACY_PORT=str(port), GPUZONES_TRACY="auto")
         env.pop("GPUZONES_TRACY_PORT", None)
-        try:
-            run = subprocess.run([app], env=env, capture_output=True, text=True, timeout=60)
-        except subprocess.TimeoutExpired:
-            cap.kill()
-            fail("the program did not finish within 60 s")
-        sys.stderr.write(run.stderr)
-        try:
-            out, _ = cap.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            cap.kill()
-            fail("tracy-capture did not finish")
-        if run.returncode != 0 or cap.returncode != 0:
-            fail("exit codes: program %d, tracy-capture %d: %s"
-                 % (run.returncode, cap.returncode, out[-1000:]))
+        run, _ = record(capture, port, trace, [app], env)
         if "the program's own Tracy client" not in run.stderr:
             fail("no 'gpuzones:' line naming the program's own Tracy client")
 
@@ -86,11 +55,11 @@ def main():
                 want[" ".join(f[1:-3])].append((int(f[-3]), int(f[-2]), int(f[-1])))
 
         cpu = sorted((int(r["ns_since_start"]), int(r["exec_time_ns"]))
-                     for r in rows(csvexport, "-u", trace) if r["name"] == "app frame")
+                     for r in csv_rows(csvexport, "-u", trace) if r["name"] == "app frame")
         if len(cpu) != len(windows):
             fail("%d 'app frame' CPU zones in the capture, %d made" % (len(cpu), len(windows)))
         got = collections.defaultdict(list)
-        for r in rows(csvexport, "-g", trace):
+        for r in csv_rows(csvexport, "-g", trace):
             got[r["name"]].append((int(r["Time from start of program"]),
                                    int(r["GPU execution time"])))
         if len(got.get("own gpu zone", [])) != 1 or got["own gpu zone"][0][1] != 250000:

@@ -16,20 +16,15 @@ clock is not the host's: the shift is the median over all zones).
 Usage: check_vk_json.py TRACY_DIR GPUZONES_TOOL SAMPLE [--inproc]
 """
 import collections
-import csv
 import decimal
-import io
 import json
 import os
 import re
-import socket
-import subprocess
 import sys
 import tempfile
 
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tracytools import csv_rows, fail, free_port, record, tools  # noqa: E402
 
 def ns(us):
     return int(decimal.Decimal(repr(us)) * 1000)
@@ -37,22 +32,10 @@ def ns(us):
 def main():
     tracy_dir, tool, sample = sys.argv[1:4]
     inproc = "--inproc" in sys.argv[4:]
-    client = os.path.join(tracy_dir, "lib", "libTracyClient.so")
-    capture = os.path.join(tracy_dir, "bin", "tracy-capture")
-    csvexport = os.path.join(tracy_dir, "bin", "tracy-csvexport")
-    if not (os.access(capture, os.X_OK) and os.access(csvexport, os.X_OK)) or (
-            inproc and not os.path.exists(client)):
-        print("SKIP: no tracy-capture/tracy-csvexport%s in %s (../shared/tools/build-tracy.sh)"
-              % ("/libTracyClient.so" if inproc else "", tracy_dir))
-        sys.exit(77)
+    capture, csvexport, client = tools(tracy_dir, client=inproc)
     with tempfile.TemporaryDirectory() as tmp:
         trace, out = os.path.join(tmp, "x.tracy"), os.path.join(tmp, "x.json")
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        s.close()
-        cap = subprocess.Popen([capture, "-a", "127.0.0.1", "-p", str(port), "-o", trace, "-f"],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("GPUZONES_")}
         env.update(GPUZONES_TRACY_PORT=str(port),
                    GPUZONES_TRACY_EXIT_WAIT_MS="20000", GPUZONES_OUTPUT=out)
@@ -64,19 +47,7 @@ def main():
             cmd = [tool, "run", "--", "env", "LD_PRELOAD=" + client, sample]
         else:
             cmd = [tool, "run", "--tracy", "--", sample]
-        try:
-            r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
-        except subprocess.TimeoutExpired:
-            cap.kill()
-            fail("the sample did not finish")
-        sys.stderr.write(r.stderr)
-        try:
-            cap_out, _ = cap.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            cap.kill()
-            fail("tracy-capture did not finish")
-        if r.returncode != 0 or cap.returncode != 0:
-            fail("exit codes: sample %d, tracy-capture %d" % (r.returncode, cap.returncode))
+        r, _ = record(capture, port, trace, cmd, env, timeout=120)
         said = ("pinned to Tracy's clock within" if inproc else "gpuzones: Tracy: the profiler took")
         if said not in r.stderr:
             fail("the sink did not say %r (is the worker wired to gz_tracy_sink_open?)" % said)
@@ -87,13 +58,9 @@ def main():
         jcpu = [(e["name"], ns(e["ts"]), ns(e["dur"])) for e in events
                 if e.get("ph") == "X" and e.get("cat") == "cpu" and e["dur"] > 0]
 
-        def rows(flag):
-            o = subprocess.run([csvexport, flag, trace], capture_output=True, text=True)
-            return list(csv.DictReader(io.StringIO(o.stdout)))
-
         tgpu = [(x["name"], int(x["Time from start of program"]), int(x["GPU execution time"]))
-                for x in rows("-g")]
-        tcpu = [(x["name"], int(x["ns_since_start"]), int(x["exec_time_ns"])) for x in rows("-u")]
+                for x in csv_rows(csvexport, "-g", trace)]
+        tcpu = [(x["name"], int(x["ns_since_start"]), int(x["exec_time_ns"])) for x in csv_rows(csvexport, "-u", trace)]
         if not jgpu:
             fail("no GPU zones in the JSON")
         # Both ways within what the issue allows (the pin's uncertainty, 0
