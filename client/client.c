@@ -88,9 +88,11 @@ const char *gz_client_frontend_names(char *buf, size_t size)
 
 /* A program whose client never started (an OpenCL program that made no
  * queue: clinfo) still hears that the layer was there. */
+static int noted_pid; /* a child of fork() inherits the handler: only the noter reports */
+
 static void report_idle_at_exit(void)
 {
-    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != OFF)
+    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != OFF || getpid() != noted_pid)
         return;
     bool summary = true;
     const char *s = getenv("GPUZONES_SUMMARY");
@@ -104,8 +106,10 @@ static void report_idle_at_exit(void)
 
 void gz_client_note_frontend(gz_frontend f)
 {
-    if (!__atomic_fetch_or(&frontends, (unsigned)f, __ATOMIC_RELAXED))
+    if (!__atomic_fetch_or(&frontends, (unsigned)f, __ATOMIC_RELAXED)) {
+        noted_pid = (int)getpid();
         atexit(report_idle_at_exit);
+    }
 }
 
 static void start(void)
