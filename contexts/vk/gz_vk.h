@@ -19,47 +19,19 @@
 
 typedef VkResult (*gz_vk_set_loader_data_fn)(VkDevice device, void *object);
 
-/* Device-level functions the context calls. Optional ones may be NULL. */
+/* The use of a function of gz_vk_fns.h (a mask). */
+enum {
+    GZ_VK_FN_EXPLICIT = 1, /* an explicit context needs it */
+    GZ_VK_FN_BY_HAND = 2,  /* its name depends on the device: loaded by the device code */
+};
+
+/* Device-level functions, from the one list (gz_vk_fns.h). A context only
+ * calls those it needs; ResetQueryPool and GetCalibratedTimestampsEXT may be
+ * NULL. */
 typedef struct gz_vk_fns {
-    PFN_vkCreateQueryPool CreateQueryPool;
-    PFN_vkDestroyQueryPool DestroyQueryPool;
-    PFN_vkCmdCopyQueryPoolResults CmdCopyQueryPoolResults;
-    PFN_vkCmdPipelineBarrier CmdPipelineBarrier;
-    PFN_vkCreateBuffer CreateBuffer;
-    PFN_vkDestroyBuffer DestroyBuffer;
-    PFN_vkGetBufferMemoryRequirements GetBufferMemoryRequirements;
-    PFN_vkAllocateMemory AllocateMemory;
-    PFN_vkFreeMemory FreeMemory;
-    PFN_vkBindBufferMemory BindBufferMemory;
-    PFN_vkMapMemory MapMemory;
-    PFN_vkUnmapMemory UnmapMemory;
-    PFN_vkResetQueryPool ResetQueryPool; /* optional: host query reset */
-    PFN_vkCreateCommandPool CreateCommandPool;
-    PFN_vkDestroyCommandPool DestroyCommandPool;
-    PFN_vkAllocateCommandBuffers AllocateCommandBuffers;
-    PFN_vkFreeCommandBuffers FreeCommandBuffers;
-    PFN_vkBeginCommandBuffer BeginCommandBuffer;
-    PFN_vkEndCommandBuffer EndCommandBuffer;
-    PFN_vkCmdWriteTimestamp CmdWriteTimestamp;
-    PFN_vkCmdResetQueryPool CmdResetQueryPool;
-    PFN_vkGetCalibratedTimestampsEXT GetCalibratedTimestampsEXT; /* optional */
-    /* For sync points (devices without calibrated timestamps). */
-    PFN_vkQueueSubmit QueueSubmit;
-    PFN_vkCreateEvent CreateEvent;
-    PFN_vkDestroyEvent DestroyEvent;
-    PFN_vkResetEvent ResetEvent;
-    PFN_vkGetEventStatus GetEventStatus;
-    PFN_vkCmdSetEvent CmdSetEvent;
-    PFN_vkSetEvent SetEvent;
-    PFN_vkCmdWaitEvents CmdWaitEvents;
-    PFN_vkCmdFillBuffer CmdFillBuffer;
-    PFN_vkCreateFence CreateFence;
-    PFN_vkDestroyFence DestroyFence;
-    PFN_vkResetFences ResetFences;
-    PFN_vkGetFenceStatus GetFenceStatus;
-    PFN_vkWaitForFences WaitForFences;
-    /* For queue families that cannot copy results (transfer-only). */
-    PFN_vkGetQueryPoolResults GetQueryPoolResults;
+#define GZ_VK_FN(name, use) PFN_vk##name name;
+#define GZ_VK_HOOK GZ_VK_FN
+#include "gz_vk_fns.h"
 } gz_vk_fns;
 
 typedef struct gz_vk_device_info {

@@ -41,14 +41,8 @@ typedef struct gz_vkx_copy {
     uint32_t id; /* written as the region's marker after the copy: nonzero */
 } gz_vkx_copy;
 
-typedef struct gz_vkx_fns {
-    gz_vk_fns vk;
-    PFN_vkCmdFillBuffer CmdFillBuffer;
-    PFN_vkQueueWaitIdle QueueWaitIdle;
-} gz_vkx_fns;
-
 typedef struct gz_vkx {
-    gz_vkx_fns f;
+    gz_vk_fns f;
     VkDevice device;
     char device_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
     uint16_t track;

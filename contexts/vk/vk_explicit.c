@@ -52,7 +52,7 @@ gz_vkx *gz_vkx_from_handle(gpuzones_vk_ctx *h, const char *what)
 static bool read_pair(void *user, gz_calib_pair *out)
 {
     gz_vkx *c = user;
-    return gz_vk_read_calibrated(c->f.vk.GetCalibratedTimestampsEXT, c->device, c->host_domain,
+    return gz_vk_read_calibrated(c->f.GetCalibratedTimestampsEXT, c->device, c->host_domain,
                                  out) == VK_SUCCESS;
 }
 
@@ -89,37 +89,19 @@ static VkTimeDomainEXT pick_host_domain(const gpuzones_vk_create_info *info,
 
 /* ---- creation ---------------------------------------------------------- */
 
-#define DEV_FN(c, gdpa, name) \
-    (c)->f.vk.name = (PFN_vk##name)(gdpa)((c)->device, "vk" #name)
-
+/* Every function the list marks as an explicit context's, through the app's
+ * vkGetDeviceProcAddr; false when one is missing. */
 static bool load_device_fns(gz_vkx *c, PFN_vkGetDeviceProcAddr gdpa)
 {
-    DEV_FN(c, gdpa, CreateQueryPool);
-    DEV_FN(c, gdpa, DestroyQueryPool);
-    DEV_FN(c, gdpa, CmdCopyQueryPoolResults);
-    DEV_FN(c, gdpa, CmdPipelineBarrier);
-    DEV_FN(c, gdpa, CreateBuffer);
-    DEV_FN(c, gdpa, DestroyBuffer);
-    DEV_FN(c, gdpa, GetBufferMemoryRequirements);
-    DEV_FN(c, gdpa, AllocateMemory);
-    DEV_FN(c, gdpa, FreeMemory);
-    DEV_FN(c, gdpa, BindBufferMemory);
-    DEV_FN(c, gdpa, MapMemory);
-    DEV_FN(c, gdpa, UnmapMemory);
-    DEV_FN(c, gdpa, BeginCommandBuffer);
-    DEV_FN(c, gdpa, EndCommandBuffer);
-    DEV_FN(c, gdpa, CmdWriteTimestamp);
-    DEV_FN(c, gdpa, CmdResetQueryPool);
-    DEV_FN(c, gdpa, QueueSubmit);
-    c->f.CmdFillBuffer = (PFN_vkCmdFillBuffer)gdpa(c->device, "vkCmdFillBuffer");
-    c->f.QueueWaitIdle = (PFN_vkQueueWaitIdle)gdpa(c->device, "vkQueueWaitIdle");
-    const gz_vk_fns *f = &c->f.vk;
-    return f->CreateQueryPool && f->DestroyQueryPool && f->CmdCopyQueryPoolResults &&
-           f->CmdPipelineBarrier && f->CreateBuffer && f->DestroyBuffer &&
-           f->GetBufferMemoryRequirements && f->AllocateMemory && f->FreeMemory &&
-           f->BindBufferMemory && f->MapMemory && f->UnmapMemory && f->BeginCommandBuffer &&
-           f->EndCommandBuffer && f->CmdWriteTimestamp && f->CmdResetQueryPool &&
-           f->QueueSubmit && c->f.CmdFillBuffer && c->f.QueueWaitIdle;
+    bool all = true;
+#define GZ_VK_FN(name, use)                                                                        \
+    if ((use) & GZ_VK_FN_EXPLICIT) {                                                               \
+        c->f.name = (PFN_vk##name)gdpa(c->device, "vk" #name);                                     \
+        all = all && c->f.name;                                                                    \
+    }
+#define GZ_VK_HOOK GZ_VK_FN
+#include "gz_vk_fns.h"
+    return all;
 }
 
 /* Without the queue's family (a VkQueue does not tell it), the smallest
@@ -156,7 +138,7 @@ static void free_arrays(gz_vkx *c)
 static bool bracket_once(gz_vkx *c, VkQueue queue, VkCommandBuffer cb, uint64_t *ticks,
                          uint64_t *before, uint64_t *after)
 {
-    const gz_vk_fns *f = &c->f.vk;
+    const gz_vk_fns *f = &c->f;
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
     if (f->BeginCommandBuffer(cb, &begin) != VK_SUCCESS)
@@ -173,7 +155,7 @@ static bool bracket_once(gz_vkx *c, VkQueue queue, VkCommandBuffer cb, uint64_t 
     gz_vk_hostbuf_clear(&c->buf, entry, 1);
     *before = gz_host_now_ns();
     if (f->QueueSubmit(queue, 1, &submit, VK_NULL_HANDLE) != VK_SUCCESS ||
-        c->f.QueueWaitIdle(queue) != VK_SUCCESS)
+        f->QueueWaitIdle(queue) != VK_SUCCESS)
         return false;
     *after = gz_host_now_ns();
     return gz_vk_hostbuf_read(&c->buf, entry, 1, ticks);
@@ -218,9 +200,9 @@ static void collect_hook(void *user, bool final)
 
 static void release(gz_vkx *c)
 {
-    gz_vk_hostbuf_destroy_on(&c->f.vk, c->device, &c->buf);
+    gz_vk_hostbuf_destroy_on(&c->f, c->device, &c->buf);
     if (c->pool)
-        c->f.vk.DestroyQueryPool(c->device, c->pool, NULL);
+        c->f.DestroyQueryPool(c->device, c->pool, NULL);
     free_arrays(c);
     pthread_mutex_destroy(&c->lock);
     free(c);
@@ -292,19 +274,19 @@ static gz_vkx *create(const gpuzones_vk_create_info *info)
     PFN_vkResetQueryPool host_reset = info->reset_query_pool;
     if (!host_reset && c->shared && share.host_query_reset)
         host_reset = (PFN_vkResetQueryPool)gdpa(c->device, "vkResetQueryPool");
-    c->f.vk.ResetQueryPool = host_reset;
+    c->f.ResetQueryPool = host_reset;
     c->host_reset = host_reset != NULL;
 
     if (info->calibrated && !c->shared) {
         PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT gtd = info->get_time_domains;
-        c->f.vk.GetCalibratedTimestampsEXT = info->get_calibrated_timestamps;
+        c->f.GetCalibratedTimestampsEXT = info->get_calibrated_timestamps;
         if (!gtd && gipa)
             gtd = (PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT)gipa(
                 info->instance, "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT");
-        if (!c->f.vk.GetCalibratedTimestampsEXT)
-            c->f.vk.GetCalibratedTimestampsEXT =
+        if (!c->f.GetCalibratedTimestampsEXT)
+            c->f.GetCalibratedTimestampsEXT =
                 (PFN_vkGetCalibratedTimestampsEXT)gdpa(c->device, "vkGetCalibratedTimestampsEXT");
-        if (c->f.vk.GetCalibratedTimestampsEXT)
+        if (c->f.GetCalibratedTimestampsEXT)
             c->host_domain = pick_host_domain(info, gtd);
         if (!c->host_domain)
             gz_log("TracyVkContextCalibrated: %s offers no calibrated DEVICE + CLOCK_MONOTONIC"
@@ -326,8 +308,8 @@ static gz_vkx *create(const gpuzones_vk_create_info *info)
     VkQueryPoolCreateInfo pool_info = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                                        .queryType = VK_QUERY_TYPE_TIMESTAMP,
                                        .queryCount = GZ_VKX_CALIB_QUERY + 1};
-    if (c->f.vk.CreateQueryPool(c->device, &pool_info, NULL, &c->pool) != VK_SUCCESS ||
-        !gz_vk_hostbuf_create_on(&c->f.vk, c->device, &memory,
+    if (c->f.CreateQueryPool(c->device, &pool_info, NULL, &c->pool) != VK_SUCCESS ||
+        !gz_vk_hostbuf_create_on(&c->f, c->device, &memory,
                                  GZ_VKX_COPIES * GZ_VKX_REGION + 1, &c->buf)) {
         gz_log("TracyVkContext: cannot create the timestamp queries on %s; no context",
                c->device_name);
@@ -345,7 +327,7 @@ static gz_vkx *create(const gpuzones_vk_create_info *info)
     }
     gz_vkx_calibrate(c, true);
     if (c->host_reset)
-        c->f.vk.ResetQueryPool(c->device, c->pool, 0, GZ_VKX_CALIB_QUERY + 1);
+        c->f.ResetQueryPool(c->device, c->pool, 0, GZ_VKX_CALIB_QUERY + 1);
     if (info->queue && !first_submit(c, info->queue, info->cmdbuf, !c->shared && !c->host_domain)) {
         gz_log("TracyVkContext: the first submission on %s failed; no context", c->device_name);
         release(c);

@@ -58,7 +58,7 @@ gpuzones_vk_zone gpuzones_vk_zone_begin(gpuzones_vk_ctx *h, VkCommandBuffer cmdb
     c->srcloc[slot] = srcloc;
     c->have[slot] = 0;
     __atomic_store_n(&c->state[slot], ZS_OPEN, __ATOMIC_RELEASE);
-    c->f.vk.CmdWriteTimestamp(cmdbuf, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, c->pool, 2 * slot);
+    c->f.CmdWriteTimestamp(cmdbuf, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, c->pool, 2 * slot);
     z = (gpuzones_vk_zone){.ctx = h, .cmdbuf = cmdbuf, .seq = seq, .state = 1};
     return z;
 }
@@ -85,7 +85,7 @@ void gpuzones_vk_zone_end(gpuzones_vk_zone *z)
                            "variable ended twice?); ignored");
         return;
     }
-    c->f.vk.CmdWriteTimestamp(z->cmdbuf, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->pool,
+    c->f.CmdWriteTimestamp(z->cmdbuf, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->pool,
                               2 * slot + 1);
     __atomic_store_n(&c->state[slot], ZS_ENDED, __ATOMIC_RELEASE);
 }
@@ -210,7 +210,7 @@ void gz_vkx_harvest(gz_vkx *c, bool final)
             uint32_t count = (uint32_t)(c->tail - freed);
             if (count > GZ_VKX_SLOTS - slot)
                 count = GZ_VKX_SLOTS - slot;
-            c->f.vk.ResetQueryPool(c->device, c->pool, 2 * slot, 2 * count);
+            c->f.ResetQueryPool(c->device, c->pool, 2 * slot, 2 * count);
             freed += count;
         }
         __atomic_store_n(&c->freed, freed, __ATOMIC_RELEASE);
@@ -252,7 +252,7 @@ static void record_resets(gz_vkx *c, VkCommandBuffer cb)
     uint64_t freed = __atomic_load_n(&c->freed, __ATOMIC_RELAXED);
     ranges r = zone_ranges(freed, c->tail);
     for (uint32_t i = 0; i < r.n; i++)
-        c->f.vk.CmdResetQueryPool(cb, c->pool, 2 * r.first[i], 2 * r.count[i]);
+        c->f.CmdResetQueryPool(cb, c->pool, 2 * r.first[i], 2 * r.count[i]);
     /* Zones recorded from now on run after this reset (Tracy's rule: the
      * collect command buffer is submitted before later zones' ones). */
     __atomic_store_n(&c->freed, c->tail, __ATOMIC_RELEASE);
@@ -281,7 +281,7 @@ static void record_copy(gz_vkx *c, VkCommandBuffer cb, uint64_t head)
     size_t base = (size_t)region * GZ_VKX_REGION;
     gz_vk_hostbuf_clear(&c->buf, (uint32_t)base, GZ_VKX_REGION);
 
-    const gz_vk_fns *f = &c->f.vk;
+    const gz_vk_fns *f = &c->f;
     /* The timestamps of earlier commands must have been written before the
      * copy reads them (an execution dependency). */
     f->CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
@@ -300,7 +300,7 @@ static void record_copy(gz_vkx *c, VkCommandBuffer cb, uint64_t head)
                           .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT};
     f->CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
                           1, &ww, 0, NULL, 0, NULL);
-    c->f.CmdFillBuffer(cb, c->buf.buffer, (base + 2 * GZ_VKX_SLOTS) * GZ_VK_RESULT_SIZE,
+    f->CmdFillBuffer(cb, c->buf.buffer, (base + 2 * GZ_VKX_SLOTS) * GZ_VK_RESULT_SIZE,
                        GZ_VK_RESULT_SIZE, id);
     VkMemoryBarrier to_host = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                                .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,

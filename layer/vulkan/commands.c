@@ -57,7 +57,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateCommandPool(VkDevice device,
                                                        VkCommandPool *pool)
 {
     layer_device *dev = gz_layer_device(device);
-    VkResult r = dev->CreateCommandPool(device, info, alloc, pool);
+    VkResult r = dev->fns.CreateCommandPool(device, info, alloc, pool);
     if (r != VK_SUCCESS || !dev->ctx)
         return r;
     layer_pool *p = calloc(1, sizeof *p);
@@ -92,7 +92,7 @@ static VKAPI_ATTR void VKAPI_CALL DestroyCommandPool(VkDevice device, VkCommandP
         pthread_mutex_unlock(&dev->lock);
         gz_layer_pool_free(p);
     }
-    dev->DestroyCommandPool(device, pool, alloc);
+    dev->fns.DestroyCommandPool(device, pool, alloc);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL ResetCommandPool(VkDevice device, VkCommandPool pool,
@@ -102,14 +102,14 @@ static VKAPI_ATTR VkResult VKAPI_CALL ResetCommandPool(VkDevice device, VkComman
     layer_pool *p = pool_of(pool);
     for (uint32_t i = 0; p && i < p->count; i++)
         gz_vk_cmdbuf_reset(p->cbs[i]->ctx);
-    return dev->ResetCommandPool(device, pool, flags);
+    return dev->fns.ResetCommandPool(device, pool, flags);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL AllocateCommandBuffers(
     VkDevice device, const VkCommandBufferAllocateInfo *info, VkCommandBuffer *cbs)
 {
     layer_device *dev = gz_layer_device(device);
-    VkResult r = dev->AllocateCommandBuffers(device, info, cbs);
+    VkResult r = dev->fns.AllocateCommandBuffers(device, info, cbs);
     layer_pool *p = r == VK_SUCCESS && dev->ctx ? pool_of(info->commandPool) : NULL;
     for (uint32_t i = 0; p && i < info->commandBufferCount; i++) {
         layer_cmdbuf *cb = calloc(1, sizeof *cb);
@@ -152,7 +152,7 @@ static VKAPI_ATTR void VKAPI_CALL FreeCommandBuffers(VkDevice device, VkCommandP
             cmdbuf_free(cb);
         }
     }
-    dev->FreeCommandBuffers(device, pool, count, cbs);
+    dev->fns.FreeCommandBuffers(device, pool, count, cbs);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL BeginCommandBuffer(VkCommandBuffer cb,
@@ -162,7 +162,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL BeginCommandBuffer(VkCommandBuffer cb,
     gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
     if (c)
         gz_vk_cmdbuf_begin(c, info->flags);
-    return dev->BeginCommandBuffer(cb, info);
+    return dev->fns.BeginCommandBuffer(cb, info);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL EndCommandBuffer(VkCommandBuffer cb)
@@ -171,7 +171,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL EndCommandBuffer(VkCommandBuffer cb)
     gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
     if (c)
         gz_vk_cmdbuf_end(c);
-    return dev->EndCommandBuffer(cb);
+    return dev->fns.EndCommandBuffer(cb);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL ResetCommandBuffer(VkCommandBuffer cb,
@@ -181,7 +181,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL ResetCommandBuffer(VkCommandBuffer cb,
     gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
     if (c)
         gz_vk_cmdbuf_reset(c);
-    return dev->ResetCommandBuffer(cb, flags);
+    return dev->fns.ResetCommandBuffer(cb, flags);
 }
 
 static VKAPI_ATTR void VKAPI_CALL CmdExecuteCommands(VkCommandBuffer cb, uint32_t count,
@@ -200,7 +200,7 @@ static VKAPI_ATTR void VKAPI_CALL CmdExecuteCommands(VkCommandBuffer cb, uint32_
                 free(sec);
         }
     }
-    dev->CmdExecuteCommands(cb, count, secondaries);
+    dev->fns.CmdExecuteCommands(cb, count, secondaries);
 }
 
 static VKAPI_ATTR void VKAPI_CALL CmdBeginDebugUtilsLabelEXT(VkCommandBuffer cb,
@@ -210,13 +210,13 @@ static VKAPI_ATTR void VKAPI_CALL CmdBeginDebugUtilsLabelEXT(VkCommandBuffer cb,
     gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
     if (c)
         gz_vk_cmdbuf_label_begin(c, label->pLabelName);
-    dev->CmdBeginDebugUtilsLabelEXT(cb, label);
+    dev->fns.CmdBeginDebugUtilsLabelEXT(cb, label);
 }
 
 static VKAPI_ATTR void VKAPI_CALL CmdEndDebugUtilsLabelEXT(VkCommandBuffer cb)
 {
     layer_device *dev = gz_layer_device(cb);
-    dev->CmdEndDebugUtilsLabelEXT(cb);
+    dev->fns.CmdEndDebugUtilsLabelEXT(cb);
     gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
     if (c)
         gz_vk_cmdbuf_label_end(c);
@@ -229,13 +229,13 @@ static VKAPI_ATTR void VKAPI_CALL CmdDebugMarkerBeginEXT(VkCommandBuffer cb,
     gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
     if (c)
         gz_vk_cmdbuf_label_begin(c, info->pMarkerName);
-    dev->CmdDebugMarkerBeginEXT(cb, info);
+    dev->fns.CmdDebugMarkerBeginEXT(cb, info);
 }
 
 static VKAPI_ATTR void VKAPI_CALL CmdDebugMarkerEndEXT(VkCommandBuffer cb)
 {
     layer_device *dev = gz_layer_device(cb);
-    dev->CmdDebugMarkerEndEXT(cb);
+    dev->fns.CmdDebugMarkerEndEXT(cb);
     gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
     if (c)
         gz_vk_cmdbuf_label_end(c);
@@ -251,13 +251,13 @@ static VKAPI_ATTR void VKAPI_CALL QueueBeginDebugUtilsLabelEXT(VkQueue queue,
 {
     layer_device *dev = gz_layer_device(queue);
     gz_vk_queue_label_begin(queue_of(queue), label->pLabelName);
-    dev->QueueBeginDebugUtilsLabelEXT(queue, label);
+    dev->fns.QueueBeginDebugUtilsLabelEXT(queue, label);
 }
 
 static VKAPI_ATTR void VKAPI_CALL QueueEndDebugUtilsLabelEXT(VkQueue queue)
 {
     layer_device *dev = gz_layer_device(queue);
-    dev->QueueEndDebugUtilsLabelEXT(queue);
+    dev->fns.QueueEndDebugUtilsLabelEXT(queue);
     gz_vk_queue_label_end(queue_of(queue));
 }
 
@@ -278,7 +278,7 @@ SetDebugUtilsObjectNameEXT(VkDevice device, const VkDebugUtilsObjectNameInfoEXT 
     layer_device *dev = gz_layer_device(device);
     set_name(info->objectHandle, info->objectType == VK_OBJECT_TYPE_COMMAND_BUFFER,
              info->objectType == VK_OBJECT_TYPE_QUEUE, info->pObjectName);
-    return dev->SetDebugUtilsObjectNameEXT(device, info);
+    return dev->fns.SetDebugUtilsObjectNameEXT(device, info);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL
@@ -287,7 +287,7 @@ DebugMarkerSetObjectNameEXT(VkDevice device, const VkDebugMarkerObjectNameInfoEX
     layer_device *dev = gz_layer_device(device);
     set_name(info->object, info->objectType == VK_DEBUG_REPORT_OBJECT_TYPE_COMMAND_BUFFER_EXT,
              info->objectType == VK_DEBUG_REPORT_OBJECT_TYPE_QUEUE_EXT, info->pObjectName);
-    return dev->DebugMarkerSetObjectNameEXT(device, info);
+    return dev->fns.DebugMarkerSetObjectNameEXT(device, info);
 }
 
 PFN_vkVoidFunction gz_layer_command_proc(const char *name)

@@ -252,11 +252,15 @@ static VkTimeDomainEXT host_domain(layer_instance *inst, VkPhysicalDevice phys, 
     return gz_vk_pick_host_domain(domains, n);
 }
 
+/* Every function of the list but those whose name depends on what the
+ * device enabled (create_context picks those for the context). */
 static void load_device_fns(layer_device *dev)
 {
-#define GZ_DEVICE_FN(name) dev->name = (PFN_vk##name)dev->next_gdpa(dev->handle, "vk" #name);
-#include "gz_layer_fns.h"
-#undef GZ_DEVICE_FN
+#define GZ_VK_FN(name, use)                                                                        \
+    if (!((use) & GZ_VK_FN_BY_HAND))                                                               \
+        dev->fns.name = (PFN_vk##name)dev->next_gdpa(dev->handle, "vk" #name);
+#define GZ_VK_HOOK GZ_VK_FN
+#include "gz_vk_fns.h"
 }
 
 static gz_vk_device *create_context(layer_device *dev, VkPhysicalDevice phys,
@@ -296,42 +300,8 @@ static gz_vk_device *create_context(layer_device *dev, VkPhysicalDevice phys,
     };
     snprintf(info.device_name, sizeof info.device_name, "%s", props.deviceName);
     inst->GetPhysicalDeviceMemoryProperties(phys, &info.memory);
+    info.fns = dev->fns;
 #define LOAD(field, name) info.fns.field = (void *)gdpa(d, name)
-    LOAD(CreateQueryPool, "vkCreateQueryPool");
-    LOAD(DestroyQueryPool, "vkDestroyQueryPool");
-    LOAD(CmdCopyQueryPoolResults, "vkCmdCopyQueryPoolResults");
-    LOAD(CmdPipelineBarrier, "vkCmdPipelineBarrier");
-    LOAD(CreateBuffer, "vkCreateBuffer");
-    LOAD(DestroyBuffer, "vkDestroyBuffer");
-    LOAD(GetBufferMemoryRequirements, "vkGetBufferMemoryRequirements");
-    LOAD(AllocateMemory, "vkAllocateMemory");
-    LOAD(FreeMemory, "vkFreeMemory");
-    LOAD(BindBufferMemory, "vkBindBufferMemory");
-    LOAD(MapMemory, "vkMapMemory");
-    LOAD(UnmapMemory, "vkUnmapMemory");
-    LOAD(CreateCommandPool, "vkCreateCommandPool");
-    LOAD(DestroyCommandPool, "vkDestroyCommandPool");
-    LOAD(AllocateCommandBuffers, "vkAllocateCommandBuffers");
-    LOAD(FreeCommandBuffers, "vkFreeCommandBuffers");
-    LOAD(BeginCommandBuffer, "vkBeginCommandBuffer");
-    LOAD(EndCommandBuffer, "vkEndCommandBuffer");
-    LOAD(CmdWriteTimestamp, "vkCmdWriteTimestamp");
-    LOAD(CmdResetQueryPool, "vkCmdResetQueryPool");
-    LOAD(QueueSubmit, "vkQueueSubmit");
-    LOAD(CreateEvent, "vkCreateEvent");
-    LOAD(DestroyEvent, "vkDestroyEvent");
-    LOAD(ResetEvent, "vkResetEvent");
-    LOAD(GetEventStatus, "vkGetEventStatus");
-    LOAD(CmdSetEvent, "vkCmdSetEvent");
-    LOAD(SetEvent, "vkSetEvent");
-    LOAD(CmdWaitEvents, "vkCmdWaitEvents");
-    LOAD(GetQueryPoolResults, "vkGetQueryPoolResults");
-    LOAD(CmdFillBuffer, "vkCmdFillBuffer");
-    LOAD(CreateFence, "vkCreateFence");
-    LOAD(DestroyFence, "vkDestroyFence");
-    LOAD(ResetFences, "vkResetFences");
-    LOAD(GetFenceStatus, "vkGetFenceStatus");
-    LOAD(WaitForFences, "vkWaitForFences");
     if (plan->host_query_reset)
         LOAD(ResetQueryPool, plan->use_ext_reset ? "vkResetQueryPoolEXT" : "vkResetQueryPool");
     if (plan->calibrated) {
@@ -437,7 +407,7 @@ static VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocat
     free_pools(dev);
     /* Read back and free our objects while the device still exists. */
     gz_vk_device_destroy(dev->ctx);
-    dev->DestroyDevice(device, alloc);
+    dev->fns.DestroyDevice(device, alloc);
     gz_layer_device_free(dev);
 }
 
@@ -464,7 +434,7 @@ static VKAPI_ATTR void VKAPI_CALL GetDeviceQueue(VkDevice device, uint32_t famil
                                                  VkQueue *queue)
 {
     layer_device *dev = gz_layer_device(device);
-    dev->GetDeviceQueue(device, family, index, queue);
+    dev->fns.GetDeviceQueue(device, family, index, queue);
     track_queue(dev, *queue, family, index);
 }
 
@@ -472,7 +442,7 @@ static VKAPI_ATTR void VKAPI_CALL GetDeviceQueue2(VkDevice device, const VkDevic
                                                   VkQueue *queue)
 {
     layer_device *dev = gz_layer_device(device);
-    dev->GetDeviceQueue2(device, info, queue);
+    dev->fns.GetDeviceQueue2(device, info, queue);
     /* Protected queues only run protected command buffers: ours are not. */
     if (!(info->flags & VK_DEVICE_QUEUE_CREATE_PROTECTED_BIT))
         track_queue(dev, *queue, info->queueFamilyIndex, info->queueIndex);

@@ -49,9 +49,7 @@ typedef struct layer_device {
     layer_queue queues[GZ_LAYER_MAX_QUEUES]; /* removed from the map with the device */
     uint32_t nqueues;
     struct layer_pool *pools; /* live pools: freed with the device if the app did not */
-#define GZ_DEVICE_FN(name) PFN_vk##name name;
-#include "gz_layer_fns.h"
-#undef GZ_DEVICE_FN
+    gz_vk_fns fns; /* the next layer's; the BY_HAND ones of gz_vk_fns.h stay NULL */
 } layer_device;
 
 /* A command pool and the command buffers allocated from it, so that

@@ -50,7 +50,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit(VkQueue queue, uint32_t count,
     gz_vk_submit *s =
         gz_vk_submit_begin(queue_of(queue), gz_intern_once(&name_id, "vkQueueSubmit"), fence);
     if (!s) {
-        VkResult r = dev->QueueSubmit(queue, count, submits, fence);
+        VkResult r = dev->fns.QueueSubmit(queue, count, submits, fence);
         gz_cpu_zone(gz_intern_once(&name_id, "vkQueueSubmit"), t0, gz_host_now_ns());
         return r;
     }
@@ -78,7 +78,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit(VkQueue queue, uint32_t count,
         }
         pass = out;
     }
-    VkResult r = dev->QueueSubmit(queue, count, pass, fence);
+    VkResult r = dev->fns.QueueSubmit(queue, count, pass, fence);
     gz_vk_submit_end(s, r);
     free(mem.heap);
     gz_cpu_zone(name_id, t0, gz_host_now_ns());
@@ -148,7 +148,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2(VkQueue queue, uint32_t count
 {
     static uint32_t name_id;
     layer_device *dev = gz_layer_device(queue);
-    return submit2(queue, count, submits, fence, dev->QueueSubmit2,
+    return submit2(queue, count, submits, fence, dev->fns.QueueSubmit2,
                    gz_intern_once(&name_id, "vkQueueSubmit2"));
 }
 
@@ -157,7 +157,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2KHR(VkQueue queue, uint32_t co
 {
     static uint32_t name_id;
     layer_device *dev = gz_layer_device(queue);
-    return submit2(queue, count, submits, fence, dev->QueueSubmit2KHR,
+    return submit2(queue, count, submits, fence, dev->fns.QueueSubmit2KHR,
                    gz_intern_once(&name_id, "vkQueueSubmit2"));
 }
 
@@ -167,7 +167,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueuePresentKHR(VkQueue queue, const VkPre
     gz_vk_before_wait(dev->ctx, queue_of(queue), NULL, 0, false, true);
     static uint32_t name_id;
     uint64_t t0 = gz_host_now_ns();
-    VkResult r = dev->QueuePresentKHR(queue, info);
+    VkResult r = dev->fns.QueuePresentKHR(queue, info);
     gz_cpu_zone(gz_intern_once(&name_id, "vkQueuePresentKHR"), t0, gz_host_now_ns());
     /* A failed present (out of date, surface lost) still ends the app's
      * frame: it records the next one anew. */
@@ -186,7 +186,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL WaitForFences(VkDevice device, uint32_t co
     layer_device *dev = gz_layer_device(device);
     gz_vk_before_wait(dev->ctx, NULL, fences, count, all, false);
     uint64_t t0 = gz_host_now_ns();
-    VkResult r = dev->WaitForFences(device, count, fences, all, timeout);
+    VkResult r = dev->fns.WaitForFences(device, count, fences, all, timeout);
     uint64_t t1 = gz_host_now_ns();
     if (r == VK_SUCCESS)
         gz_vk_after_wait(dev->ctx, NULL, fences, count, all, t1);
@@ -200,7 +200,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueueWaitIdle(VkQueue queue)
     layer_device *dev = gz_layer_device(queue);
     gz_vk_before_wait(dev->ctx, queue_of(queue), NULL, 0, false, false);
     uint64_t t0 = gz_host_now_ns();
-    VkResult r = dev->QueueWaitIdle(queue);
+    VkResult r = dev->fns.QueueWaitIdle(queue);
     uint64_t t1 = gz_host_now_ns();
     if (r == VK_SUCCESS)
         gz_vk_after_wait(dev->ctx, queue_of(queue), NULL, 0, false, t1);
@@ -214,7 +214,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device)
     layer_device *dev = gz_layer_device(device);
     gz_vk_before_wait(dev->ctx, NULL, NULL, 0, false, false);
     uint64_t t0 = gz_host_now_ns();
-    VkResult r = dev->DeviceWaitIdle(device);
+    VkResult r = dev->fns.DeviceWaitIdle(device);
     uint64_t t1 = gz_host_now_ns();
     if (r == VK_SUCCESS)
         gz_vk_after_wait(dev->ctx, NULL, NULL, 0, false, t1);
