@@ -51,7 +51,7 @@ static layer_pool *pool_of(VkCommandPool pool)
     return GZ_LAYER_FIND(&gz_layer_pools, GZ_HANDLE_KEY(pool), layer_pool);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL CreateCommandPool(VkDevice device,
+VKAPI_ATTR VkResult VKAPI_CALL gz_hook_CreateCommandPool(VkDevice device,
                                                        const VkCommandPoolCreateInfo *info,
                                                        const VkAllocationCallbacks *alloc,
                                                        VkCommandPool *pool)
@@ -75,7 +75,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateCommandPool(VkDevice device,
     return r;
 }
 
-static VKAPI_ATTR void VKAPI_CALL DestroyCommandPool(VkDevice device, VkCommandPool pool,
+VKAPI_ATTR void VKAPI_CALL gz_hook_DestroyCommandPool(VkDevice device, VkCommandPool pool,
                                                     const VkAllocationCallbacks *alloc)
 {
     layer_device *dev = gz_layer_device(device);
@@ -95,7 +95,7 @@ static VKAPI_ATTR void VKAPI_CALL DestroyCommandPool(VkDevice device, VkCommandP
     dev->fns.DestroyCommandPool(device, pool, alloc);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL ResetCommandPool(VkDevice device, VkCommandPool pool,
+VKAPI_ATTR VkResult VKAPI_CALL gz_hook_ResetCommandPool(VkDevice device, VkCommandPool pool,
                                                       VkCommandPoolResetFlags flags)
 {
     layer_device *dev = gz_layer_device(device);
@@ -105,7 +105,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL ResetCommandPool(VkDevice device, VkComman
     return dev->fns.ResetCommandPool(device, pool, flags);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL AllocateCommandBuffers(
+VKAPI_ATTR VkResult VKAPI_CALL gz_hook_AllocateCommandBuffers(
     VkDevice device, const VkCommandBufferAllocateInfo *info, VkCommandBuffer *cbs)
 {
     layer_device *dev = gz_layer_device(device);
@@ -139,7 +139,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL AllocateCommandBuffers(
     return r;
 }
 
-static VKAPI_ATTR void VKAPI_CALL FreeCommandBuffers(VkDevice device, VkCommandPool pool,
+VKAPI_ATTR void VKAPI_CALL gz_hook_FreeCommandBuffers(VkDevice device, VkCommandPool pool,
                                                     uint32_t count, const VkCommandBuffer *cbs)
 {
     layer_device *dev = gz_layer_device(device);
@@ -155,7 +155,7 @@ static VKAPI_ATTR void VKAPI_CALL FreeCommandBuffers(VkDevice device, VkCommandP
     dev->fns.FreeCommandBuffers(device, pool, count, cbs);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL BeginCommandBuffer(VkCommandBuffer cb,
+VKAPI_ATTR VkResult VKAPI_CALL gz_hook_BeginCommandBuffer(VkCommandBuffer cb,
                                                         const VkCommandBufferBeginInfo *info)
 {
     layer_device *dev = gz_layer_device(cb);
@@ -165,7 +165,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL BeginCommandBuffer(VkCommandBuffer cb,
     return dev->fns.BeginCommandBuffer(cb, info);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL EndCommandBuffer(VkCommandBuffer cb)
+VKAPI_ATTR VkResult VKAPI_CALL gz_hook_EndCommandBuffer(VkCommandBuffer cb)
 {
     layer_device *dev = gz_layer_device(cb);
     gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
@@ -174,7 +174,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL EndCommandBuffer(VkCommandBuffer cb)
     return dev->fns.EndCommandBuffer(cb);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL ResetCommandBuffer(VkCommandBuffer cb,
+VKAPI_ATTR VkResult VKAPI_CALL gz_hook_ResetCommandBuffer(VkCommandBuffer cb,
                                                         VkCommandBufferResetFlags flags)
 {
     layer_device *dev = gz_layer_device(cb);
@@ -184,7 +184,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL ResetCommandBuffer(VkCommandBuffer cb,
     return dev->fns.ResetCommandBuffer(cb, flags);
 }
 
-static VKAPI_ATTR void VKAPI_CALL CmdExecuteCommands(VkCommandBuffer cb, uint32_t count,
+VKAPI_ATTR void VKAPI_CALL gz_hook_CmdExecuteCommands(VkCommandBuffer cb, uint32_t count,
                                                     const VkCommandBuffer *secondaries)
 {
     layer_device *dev = gz_layer_device(cb);
@@ -203,7 +203,7 @@ static VKAPI_ATTR void VKAPI_CALL CmdExecuteCommands(VkCommandBuffer cb, uint32_
     dev->fns.CmdExecuteCommands(cb, count, secondaries);
 }
 
-static VKAPI_ATTR void VKAPI_CALL CmdBeginDebugUtilsLabelEXT(VkCommandBuffer cb,
+VKAPI_ATTR void VKAPI_CALL gz_hook_CmdBeginDebugUtilsLabelEXT(VkCommandBuffer cb,
                                                             const VkDebugUtilsLabelEXT *label)
 {
     layer_device *dev = gz_layer_device(cb);
@@ -213,7 +213,7 @@ static VKAPI_ATTR void VKAPI_CALL CmdBeginDebugUtilsLabelEXT(VkCommandBuffer cb,
     dev->fns.CmdBeginDebugUtilsLabelEXT(cb, label);
 }
 
-static VKAPI_ATTR void VKAPI_CALL CmdEndDebugUtilsLabelEXT(VkCommandBuffer cb)
+VKAPI_ATTR void VKAPI_CALL gz_hook_CmdEndDebugUtilsLabelEXT(VkCommandBuffer cb)
 {
     layer_device *dev = gz_layer_device(cb);
     dev->fns.CmdEndDebugUtilsLabelEXT(cb);
@@ -222,7 +222,7 @@ static VKAPI_ATTR void VKAPI_CALL CmdEndDebugUtilsLabelEXT(VkCommandBuffer cb)
         gz_vk_cmdbuf_label_end(c);
 }
 
-static VKAPI_ATTR void VKAPI_CALL CmdDebugMarkerBeginEXT(VkCommandBuffer cb,
+VKAPI_ATTR void VKAPI_CALL gz_hook_CmdDebugMarkerBeginEXT(VkCommandBuffer cb,
                                                         const VkDebugMarkerMarkerInfoEXT *info)
 {
     layer_device *dev = gz_layer_device(cb);
@@ -232,7 +232,7 @@ static VKAPI_ATTR void VKAPI_CALL CmdDebugMarkerBeginEXT(VkCommandBuffer cb,
     dev->fns.CmdDebugMarkerBeginEXT(cb, info);
 }
 
-static VKAPI_ATTR void VKAPI_CALL CmdDebugMarkerEndEXT(VkCommandBuffer cb)
+VKAPI_ATTR void VKAPI_CALL gz_hook_CmdDebugMarkerEndEXT(VkCommandBuffer cb)
 {
     layer_device *dev = gz_layer_device(cb);
     dev->fns.CmdDebugMarkerEndEXT(cb);
@@ -246,7 +246,7 @@ static gz_vk_queue *queue_of(VkQueue queue)
     return gz_layer_queue(queue);
 }
 
-static VKAPI_ATTR void VKAPI_CALL QueueBeginDebugUtilsLabelEXT(VkQueue queue,
+VKAPI_ATTR void VKAPI_CALL gz_hook_QueueBeginDebugUtilsLabelEXT(VkQueue queue,
                                                               const VkDebugUtilsLabelEXT *label)
 {
     layer_device *dev = gz_layer_device(queue);
@@ -254,7 +254,7 @@ static VKAPI_ATTR void VKAPI_CALL QueueBeginDebugUtilsLabelEXT(VkQueue queue,
     dev->fns.QueueBeginDebugUtilsLabelEXT(queue, label);
 }
 
-static VKAPI_ATTR void VKAPI_CALL QueueEndDebugUtilsLabelEXT(VkQueue queue)
+VKAPI_ATTR void VKAPI_CALL gz_hook_QueueEndDebugUtilsLabelEXT(VkQueue queue)
 {
     layer_device *dev = gz_layer_device(queue);
     dev->fns.QueueEndDebugUtilsLabelEXT(queue);
@@ -272,8 +272,8 @@ static void set_name(uint64_t handle, bool is_cmdbuf, bool is_queue, const char 
     }
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-SetDebugUtilsObjectNameEXT(VkDevice device, const VkDebugUtilsObjectNameInfoEXT *info)
+VKAPI_ATTR VkResult VKAPI_CALL
+gz_hook_SetDebugUtilsObjectNameEXT(VkDevice device, const VkDebugUtilsObjectNameInfoEXT *info)
 {
     layer_device *dev = gz_layer_device(device);
     set_name(info->objectHandle, info->objectType == VK_OBJECT_TYPE_COMMAND_BUFFER,
@@ -281,43 +281,11 @@ SetDebugUtilsObjectNameEXT(VkDevice device, const VkDebugUtilsObjectNameInfoEXT 
     return dev->fns.SetDebugUtilsObjectNameEXT(device, info);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-DebugMarkerSetObjectNameEXT(VkDevice device, const VkDebugMarkerObjectNameInfoEXT *info)
+VKAPI_ATTR VkResult VKAPI_CALL
+gz_hook_DebugMarkerSetObjectNameEXT(VkDevice device, const VkDebugMarkerObjectNameInfoEXT *info)
 {
     layer_device *dev = gz_layer_device(device);
     set_name(info->object, info->objectType == VK_DEBUG_REPORT_OBJECT_TYPE_COMMAND_BUFFER_EXT,
              info->objectType == VK_DEBUG_REPORT_OBJECT_TYPE_QUEUE_EXT, info->pObjectName);
     return dev->fns.DebugMarkerSetObjectNameEXT(device, info);
-}
-
-PFN_vkVoidFunction gz_layer_command_proc(const char *name)
-{
-    static const struct {
-        const char *name;
-        PFN_vkVoidFunction fn;
-    } procs[] = {
-#define P(n) {"vk" #n, (PFN_vkVoidFunction)n}
-        P(CreateCommandPool),
-        P(DestroyCommandPool),
-        P(ResetCommandPool),
-        P(AllocateCommandBuffers),
-        P(FreeCommandBuffers),
-        P(BeginCommandBuffer),
-        P(EndCommandBuffer),
-        P(ResetCommandBuffer),
-        P(CmdExecuteCommands),
-        P(CmdBeginDebugUtilsLabelEXT),
-        P(CmdEndDebugUtilsLabelEXT),
-        P(CmdDebugMarkerBeginEXT),
-        P(CmdDebugMarkerEndEXT),
-        P(QueueBeginDebugUtilsLabelEXT),
-        P(QueueEndDebugUtilsLabelEXT),
-        P(SetDebugUtilsObjectNameEXT),
-        P(DebugMarkerSetObjectNameEXT),
-#undef P
-    };
-    for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++)
-        if (!strcmp(name, procs[i].name))
-            return procs[i].fn;
-    return NULL;
 }

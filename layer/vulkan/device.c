@@ -319,8 +319,8 @@ static gz_vk_device *create_context(layer_device *dev, VkPhysicalDevice phys,
     return ctx;
 }
 
-VkResult gz_layer_CreateDevice(VkPhysicalDevice phys, const VkDeviceCreateInfo *info,
-                               const VkAllocationCallbacks *alloc, VkDevice *device)
+VkResult gz_hook_CreateDevice(VkPhysicalDevice phys, const VkDeviceCreateInfo *info,
+                              const VkAllocationCallbacks *alloc, VkDevice *device)
 {
     layer_instance *inst = gz_layer_instance(phys);
     VkLayerDeviceCreateInfo *link = find_device_info(info, VK_LAYER_LINK_INFO);
@@ -392,7 +392,8 @@ static void free_pools(layer_device *dev)
     }
 }
 
-static VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc)
+VKAPI_ATTR void VKAPI_CALL gz_hook_DestroyDevice(VkDevice device,
+                                                 const VkAllocationCallbacks *alloc)
 {
     if (!device)
         return;
@@ -430,7 +431,7 @@ static void track_queue(layer_device *dev, VkQueue queue, uint32_t family, uint3
     pthread_mutex_unlock(&dev->lock);
 }
 
-static VKAPI_ATTR void VKAPI_CALL GetDeviceQueue(VkDevice device, uint32_t family, uint32_t index,
+VKAPI_ATTR void VKAPI_CALL gz_hook_GetDeviceQueue(VkDevice device, uint32_t family, uint32_t index,
                                                  VkQueue *queue)
 {
     layer_device *dev = gz_layer_device(device);
@@ -438,7 +439,7 @@ static VKAPI_ATTR void VKAPI_CALL GetDeviceQueue(VkDevice device, uint32_t famil
     track_queue(dev, *queue, family, index);
 }
 
-static VKAPI_ATTR void VKAPI_CALL GetDeviceQueue2(VkDevice device, const VkDeviceQueueInfo2 *info,
+VKAPI_ATTR void VKAPI_CALL gz_hook_GetDeviceQueue2(VkDevice device, const VkDeviceQueueInfo2 *info,
                                                   VkQueue *queue)
 {
     layer_device *dev = gz_layer_device(device);
@@ -446,20 +447,4 @@ static VKAPI_ATTR void VKAPI_CALL GetDeviceQueue2(VkDevice device, const VkDevic
     /* Protected queues only run protected command buffers: ours are not. */
     if (!(info->flags & VK_DEVICE_QUEUE_CREATE_PROTECTED_BIT))
         track_queue(dev, *queue, info->queueFamilyIndex, info->queueIndex);
-}
-
-/* commands.c and submit.c */
-PFN_vkVoidFunction gz_layer_command_proc(const char *name);
-PFN_vkVoidFunction gz_layer_submit_proc(const char *name);
-
-PFN_vkVoidFunction gz_layer_device_proc(const char *name)
-{
-    if (!strcmp(name, "vkDestroyDevice"))
-        return (PFN_vkVoidFunction)DestroyDevice;
-    if (!strcmp(name, "vkGetDeviceQueue"))
-        return (PFN_vkVoidFunction)GetDeviceQueue;
-    if (!strcmp(name, "vkGetDeviceQueue2"))
-        return (PFN_vkVoidFunction)GetDeviceQueue2;
-    PFN_vkVoidFunction f = gz_layer_command_proc(name);
-    return f ? f : gz_layer_submit_proc(name);
 }

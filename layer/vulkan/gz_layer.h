@@ -110,8 +110,10 @@ static inline gz_vk_cmdbuf *gz_layer_cmdbuf(VkCommandBuffer cb)
     return l ? l->ctx : NULL;
 }
 
-/* layer.c: records of instances and devices, from a small reserve when
- * memory is short (NULL only when that is used up too). */
+/* records.c: the maps, made once before the first instance; records of
+ * instances and devices, from a small reserve when memory is short (NULL
+ * only when that is used up too). */
+void gz_layer_records_init(void);
 layer_instance *gz_layer_instance_alloc(void);
 void gz_layer_instance_free(layer_instance *inst);
 layer_device *gz_layer_device_alloc(void);
@@ -120,10 +122,13 @@ void gz_layer_device_free(layer_device *dev);
 /* commands.c: a pool's record and its command buffers' (out of the map). */
 void gz_layer_pool_free(layer_pool *p);
 
-/* device.c */
-VkResult gz_layer_CreateDevice(VkPhysicalDevice phys, const VkDeviceCreateInfo *info,
-                               const VkAllocationCallbacks *alloc, VkDevice *device);
-/* Our function for a device-level name, or NULL. */
-PFN_vkVoidFunction gz_layer_device_proc(const char *name);
+/* The hooks: vkCreateDevice's (device.c), and one for each GZ_VK_HOOK of
+ * gz_vk_fns.h (device.c, commands.c, submit.c), of the type of the Vulkan
+ * function it stands for. */
+VkResult gz_hook_CreateDevice(VkPhysicalDevice phys, const VkDeviceCreateInfo *info,
+                              const VkAllocationCallbacks *alloc, VkDevice *device);
+#define GZ_VK_FN(name, use)
+#define GZ_VK_HOOK(name, use) extern __typeof__(*(PFN_vk##name)NULL) gz_hook_##name;
+#include "gz_vk_fns.h"
 
 #endif

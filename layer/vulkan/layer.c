@@ -1,99 +1,16 @@
-/* Entry points of VK_LAYER_GPUZONES_timing: loader negotiation, proc-addr
- * lookups and the instance. The exported names are thin wrappers around
- * static functions, and the library links with -Bsymbolic, so the loader's
- * global vkGetInstanceProcAddr can never be called in place of ours. */
+/* Entry points of VK_LAYER_GPUZONES_timing: loader negotiation, the
+ * instance, and the one table of hooks that the proc-addr lookups read
+ * (device.c, commands.c and submit.c define the device's hooks). The
+ * exported names are thin wrappers around static functions, and the
+ * library links with -Bsymbolic, so the loader's global
+ * vkGetInstanceProcAddr can never be called in place of ours. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "gz_layer.h"
 
 #define EXPORT __attribute__((visibility("default")))
-
-gz_handle_map gz_layer_instances;
-gz_handle_map gz_layer_devices;
-gz_handle_map gz_layer_queues;
-gz_handle_map gz_layer_pools;
-gz_handle_map gz_layer_cmdbufs;
-
-static pthread_once_t maps_once = PTHREAD_ONCE_INIT;
-
-static void init_maps(void)
-{
-    gz_handle_map_init(&gz_layer_instances);
-    gz_handle_map_init(&gz_layer_devices);
-    gz_handle_map_init(&gz_layer_queues);
-    gz_handle_map_init(&gz_layer_pools);
-    gz_handle_map_init(&gz_layer_cmdbufs);
-    gz_vk_set_cmdbuf_lookup(gz_layer_cmdbuf); /* for the explicit API's checks */
-}
-
-/* Instance and device records kept aside for when malloc fails: without
- * its record a created object would have no dispatch, and every later
- * call through the loader would fail. */
-#define RESERVE 4
-static layer_instance reserve_instances[RESERVE];
-static layer_device reserve_devices[RESERVE];
-static bool reserve_instance_used[RESERVE], reserve_device_used[RESERVE]; /* atomic */
-
-static void *from_reserve(void *base, size_t size, bool *used)
-{
-    for (int i = 0; i < RESERVE; i++) {
-        if (!__atomic_exchange_n(&used[i], true, __ATOMIC_ACQ_REL)) {
-            void *p = (char *)base + (size_t)i * size;
-            memset(p, 0, size);
-            return p;
-        }
-    }
-    return NULL;
-}
-
-static bool to_reserve(void *p, void *base, size_t size, bool *used)
-{
-    char *c = p, *b = base;
-    if (c < b || c >= b + RESERVE * size)
-        return false;
-    __atomic_store_n(&used[(size_t)(c - b) / size], false, __ATOMIC_RELEASE);
-    return true;
-}
-
-layer_instance *gz_layer_instance_alloc(void)
-{
-    layer_instance *inst = calloc(1, sizeof *inst);
-    return inst ? inst
-                : from_reserve(reserve_instances, sizeof *inst, reserve_instance_used);
-}
-
-void gz_layer_instance_free(layer_instance *inst)
-{
-    if (!to_reserve(inst, reserve_instances, sizeof *inst, reserve_instance_used))
-        free(inst);
-}
-
-layer_device *gz_layer_device_alloc(void)
-{
-    layer_device *dev = calloc(1, sizeof *dev);
-    if (!dev)
-        dev = from_reserve(reserve_devices, sizeof *dev, reserve_device_used);
-    if (dev)
-        pthread_mutex_init(&dev->lock, NULL);
-    return dev;
-}
-
-void gz_layer_device_free(layer_device *dev)
-{
-    pthread_mutex_destroy(&dev->lock);
-    if (!to_reserve(dev, reserve_devices, sizeof *dev, reserve_device_used))
-        free(dev);
-}
-
-/* The loader unloads the layer when the last instance goes; libgpuzones
- * may stay (the app links it): it must not call into unmapped code. */
-__attribute__((destructor)) static void forget_lookup(void)
-{
-    gz_vk_set_cmdbuf_lookup(NULL);
-}
 
 /* The loader may unload the layer at vkDestroyInstance while our worker
  * thread runs, and reload it for the next instance, which would restart
@@ -127,7 +44,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo 
                                                      const VkAllocationCallbacks *alloc,
                                                      VkInstance *instance)
 {
-    pthread_once(&maps_once, init_maps);
+    gz_layer_records_init();
     VkLayerInstanceCreateInfo *link = find_link(info);
     if (!link || !link->u.pLayerInfo)
         return VK_ERROR_INITIALIZATION_FAILED;
@@ -183,19 +100,29 @@ static VKAPI_ATTR void VKAPI_CALL DestroyInstance(VkInstance instance,
     gz_layer_instance_free(inst);
 }
 
-static PFN_vkVoidFunction instance_proc(const char *name)
+/* Every function the layer intercepts, by name: the instance's, always
+ * ours, and the device's (gz_vk_fns.h), ours only where the next layer has
+ * the function, so that no hook calls a NULL pointer. */
+typedef struct hook {
+    const char *name;
+    PFN_vkVoidFunction fn;
+    bool device;
+} hook;
+
+static const hook hooks[] = {
+    {"vkCreateInstance", (PFN_vkVoidFunction)CreateInstance, false},
+    {"vkDestroyInstance", (PFN_vkVoidFunction)DestroyInstance, false},
+    {"vkCreateDevice", (PFN_vkVoidFunction)gz_hook_CreateDevice, false},
+#define GZ_VK_FN(name, use)
+#define GZ_VK_HOOK(name, use) {"vk" #name, (PFN_vkVoidFunction)gz_hook_##name, true},
+#include "gz_vk_fns.h"
+};
+
+static const hook *find_hook(const char *name)
 {
-    static const struct {
-        const char *name;
-        PFN_vkVoidFunction fn;
-    } procs[] = {
-        {"vkCreateInstance", (PFN_vkVoidFunction)CreateInstance},
-        {"vkDestroyInstance", (PFN_vkVoidFunction)DestroyInstance},
-        {"vkCreateDevice", (PFN_vkVoidFunction)gz_layer_CreateDevice},
-    };
-    for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++)
-        if (!strcmp(name, procs[i].name))
-            return procs[i].fn;
+    for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; i++)
+        if (!strcmp(name, hooks[i].name))
+            return &hooks[i];
     return NULL;
 }
 
@@ -209,19 +136,17 @@ static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance i
         return (PFN_vkVoidFunction)GetInstanceProcAddr;
     if (!strcmp(name, "vkGetDeviceProcAddr"))
         return (PFN_vkVoidFunction)GetDeviceProcAddr;
-    PFN_vkVoidFunction ours = instance_proc(name);
-    if (ours)
-        return ours;
+    const hook *h = find_hook(name);
+    if (h && !h->device)
+        return h->fn;
     if (!instance)
         return NULL;
     layer_instance *inst = gz_layer_instance(instance);
     if (!inst)
         return NULL;
+    /* Device functions asked for through the instance too. */
     PFN_vkVoidFunction next = inst->next_gipa(instance, name);
-    /* Device functions asked for through the instance: ours only where the
-     * chain below has the function, so we never call a NULL next. */
-    ours = next ? gz_layer_device_proc(name) : NULL;
-    return ours ? ours : next;
+    return h && next ? h->fn : next;
 }
 
 static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device,
@@ -235,8 +160,8 @@ static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice devic
     if (!dev)
         return NULL;
     PFN_vkVoidFunction next = dev->next_gdpa(device, name);
-    PFN_vkVoidFunction ours = next ? gz_layer_device_proc(name) : NULL;
-    return ours ? ours : next;
+    const hook *h = next ? find_hook(name) : NULL;
+    return h && h->device ? h->fn : next;
 }
 
 EXPORT VKAPI_ATTR VkResult VKAPI_CALL

@@ -41,7 +41,7 @@ static void *scratch_get(scratch *s, size_t size)
     return s->heap = malloc(size);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit(VkQueue queue, uint32_t count,
+VKAPI_ATTR VkResult VKAPI_CALL gz_hook_QueueSubmit(VkQueue queue, uint32_t count,
                                                  const VkSubmitInfo *submits, VkFence fence)
 {
     static uint32_t name_id;
@@ -143,7 +143,7 @@ static VkResult submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2 *subm
     return r;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2(VkQueue queue, uint32_t count,
+VKAPI_ATTR VkResult VKAPI_CALL gz_hook_QueueSubmit2(VkQueue queue, uint32_t count,
                                                   const VkSubmitInfo2 *submits, VkFence fence)
 {
     static uint32_t name_id;
@@ -152,7 +152,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2(VkQueue queue, uint32_t count
                    gz_intern_once(&name_id, "vkQueueSubmit2"));
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2KHR(VkQueue queue, uint32_t count,
+VKAPI_ATTR VkResult VKAPI_CALL gz_hook_QueueSubmit2KHR(VkQueue queue, uint32_t count,
                                                      const VkSubmitInfo2 *submits, VkFence fence)
 {
     static uint32_t name_id;
@@ -161,7 +161,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2KHR(VkQueue queue, uint32_t co
                    gz_intern_once(&name_id, "vkQueueSubmit2"));
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR *info)
+VKAPI_ATTR VkResult VKAPI_CALL gz_hook_QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR *info)
 {
     layer_device *dev = gz_layer_device(queue);
     gz_vk_before_wait(dev->ctx, queue_of(queue), NULL, 0, false, true);
@@ -178,7 +178,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueuePresentKHR(VkQueue queue, const VkPre
 /* Waits: a CPU zone each, and what they tell of the GPU: the work they
  * waited for was done when they returned (a bound as tight as the app's
  * own view, often much tighter than the worker's next look). */
-static VKAPI_ATTR VkResult VKAPI_CALL WaitForFences(VkDevice device, uint32_t count,
+VKAPI_ATTR VkResult VKAPI_CALL gz_hook_WaitForFences(VkDevice device, uint32_t count,
                                                    const VkFence *fences, VkBool32 all,
                                                    uint64_t timeout)
 {
@@ -194,7 +194,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL WaitForFences(VkDevice device, uint32_t co
     return r;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL QueueWaitIdle(VkQueue queue)
+VKAPI_ATTR VkResult VKAPI_CALL gz_hook_QueueWaitIdle(VkQueue queue)
 {
     static uint32_t name_id;
     layer_device *dev = gz_layer_device(queue);
@@ -208,7 +208,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueueWaitIdle(VkQueue queue)
     return r;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device)
+VKAPI_ATTR VkResult VKAPI_CALL gz_hook_DeviceWaitIdle(VkDevice device)
 {
     static uint32_t name_id;
     layer_device *dev = gz_layer_device(device);
@@ -220,21 +220,4 @@ static VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device)
         gz_vk_after_wait(dev->ctx, NULL, NULL, 0, false, t1);
     gz_cpu_zone(gz_intern_once(&name_id, "vkDeviceWaitIdle"), t0, t1);
     return r;
-}
-
-PFN_vkVoidFunction gz_layer_submit_proc(const char *name)
-{
-    static const struct {
-        const char *name;
-        PFN_vkVoidFunction fn;
-    } procs[] = {
-#define P(n) {"vk" #n, (PFN_vkVoidFunction)n}
-        P(QueueSubmit),     P(QueueSubmit2),  P(QueueSubmit2KHR), P(QueuePresentKHR),
-        P(WaitForFences),   P(QueueWaitIdle), P(DeviceWaitIdle),
-#undef P
-    };
-    for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++)
-        if (!strcmp(name, procs[i].name))
-            return procs[i].fn;
-    return NULL;
 }
