@@ -70,10 +70,22 @@ GZ_EXPORT void gz_vk_device_destroy(gz_vk_device *dev);
 GZ_EXPORT gz_vk_queue *gz_vk_queue_get(gz_vk_device *dev, VkQueue queue, uint32_t family, uint32_t index);
 GZ_EXPORT void gz_vk_queue_set_name(gz_vk_queue *q, const char *name);
 
-/* Command buffer tracking: the layer calls these from its hooks. */
-GZ_EXPORT gz_vk_cmdbuf *gz_vk_cmdbuf_new(gz_vk_device *dev, VkCommandBuffer cb, uint32_t family,
-                               bool secondary);
-GZ_EXPORT void gz_vk_cmdbuf_free(gz_vk_cmdbuf *cb);
+/* Command pools and buffers, tracked from the layer's hooks and found by
+ * handle (the context keeps the map, so the explicit API finds them too).
+ * The app synchronizes the calls on one pool (Vulkan's rule). */
+typedef struct gz_vk_cmdpool gz_vk_cmdpool;
+GZ_EXPORT gz_vk_cmdpool *gz_vk_cmdpool_new(gz_vk_device *dev, uint32_t family);
+/* vkDestroyCommandPool: its command buffers go with it. */
+GZ_EXPORT void gz_vk_cmdpool_free(gz_vk_cmdpool *p);
+/* vkResetCommandPool. */
+GZ_EXPORT void gz_vk_cmdpool_reset(gz_vk_cmdpool *p);
+/* vkAllocateCommandBuffers, for each: short of memory, cb goes untracked
+ * (its submissions are still timed, without its name and labels). */
+GZ_EXPORT void gz_vk_cmdbuf_new(gz_vk_cmdpool *p, VkCommandBuffer cb, bool secondary);
+/* vkFreeCommandBuffers, for each. */
+GZ_EXPORT void gz_vk_cmdbuf_free(VkCommandBuffer cb);
+/* The context of cb; NULL when it is not tracked. */
+GZ_EXPORT gz_vk_cmdbuf *gz_vk_cmdbuf_find(VkCommandBuffer cb);
 /* vkBeginCommandBuffer (also an implicit reset). */
 GZ_EXPORT void gz_vk_cmdbuf_begin(gz_vk_cmdbuf *cb, VkCommandBufferUsageFlags flags);
 /* vkEndCommandBuffer, before it is passed down: copies the recording's
@@ -118,12 +130,6 @@ GZ_EXPORT uint32_t gz_vk_submit_batch(gz_vk_submit *s, uint32_t batch, const VkC
                                       gz_vk_cmdbuf *const *cbs, uint32_t n, VkCommandBuffer *out);
 /* result: what the driver returned; on failure the batches are forgotten. */
 GZ_EXPORT void gz_vk_submit_end(gz_vk_submit *s, VkResult result);
-
-/* The layer's map from command buffers to their contexts, so that the
- * explicit API (which sees only handles) can check a command buffer's
- * state. NULL unregisters (the layer's library is about to go). */
-typedef gz_vk_cmdbuf *(*gz_vk_cmdbuf_lookup_fn)(VkCommandBuffer cb);
-GZ_EXPORT void gz_vk_set_cmdbuf_lookup(gz_vk_cmdbuf_lookup_fn fn);
 
 /* The app is about to wait for GPU work or to present: no sync point of
  * ours may hold its work back while it does. vkWaitForFences: q NULL and

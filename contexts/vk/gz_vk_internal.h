@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include "gz_client.h"
+#include "gz_handle_map.h"
 #include "gz_vk.h"
 
 #define GZ_VK_MAX_QUEUES 64
@@ -118,6 +119,9 @@ struct gz_vk_recording {
 };
 
 struct gz_vk_cmdbuf {
+    gz_handle_node node; /* in vk_cmdbuf.c's map, by handle */
+    gz_vk_cmdpool *pool;
+    uint32_t pool_index; /* in pool->cbs */
     gz_vk_device *dev;
     VkCommandBuffer handle;
     uint32_t family;
@@ -355,6 +359,9 @@ bool gz_vk_can_calibrate(const gz_vk_device *dev);
 void gz_vk_own_cmdbufs(gz_vk_device *dev, VkCommandBuffer *cbs, uint32_t n);
 
 /* vk_cmdbuf.c */
+/* Whether the layer saw cb begin and not end: 1 recording, 0 not, -1 the
+ * layer does not track it (or is not loaded). */
+int gz_vk_cmdbuf_recording(VkCommandBuffer cb);
 void gz_vk_recording_ref(gz_vk_recording *rec);
 void gz_vk_recording_unref(gz_vk_device *dev, gz_vk_recording *rec);
 /* Records the resets of an execution's label queries. */
@@ -408,9 +415,6 @@ typedef struct gz_vk_queue_share {
 void gz_vk_registry_add(gz_vk_queue *q);
 void gz_vk_registry_remove(gz_vk_queue *q);
 bool gz_vk_queue_find(VkQueue handle, gz_vk_queue_share *out);
-/* Whether the layer saw cb begin and not end: 1 recording, 0 not, -1 the
- * layer does not track it (or is not loaded). */
-int gz_vk_cmdbuf_recording(VkCommandBuffer cb);
 
 /* vk_queue.c */
 /* The app saw work of q complete at done_ns: all of it (fences NULL), or

@@ -8,7 +8,10 @@
  * the batch's last command buffer copies them into entries that belong to
  * that execution alone (vk_queue.c). Resets and copies are ordered with the
  * app's timestamp writes by the queue's submission order, on any queue of a
- * family that can run them (graphics or compute). */
+ * family that can run them (graphics or compute).
+ *
+ * The command buffers themselves are kept here too, by handle and by pool,
+ * so that the explicit API finds them as the layer's hooks do. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,19 +198,6 @@ void gz_vk_cmdbuf_end(gz_vk_cmdbuf *cb)
     __atomic_store_n(&cb->recording, false, __ATOMIC_RELEASE);
 }
 
-gz_vk_cmdbuf *gz_vk_cmdbuf_new(gz_vk_device *dev, VkCommandBuffer handle, uint32_t family,
-                               bool secondary)
-{
-    gz_vk_cmdbuf *cb = calloc(1, sizeof *cb);
-    if (!cb)
-        return NULL;
-    cb->dev = dev;
-    cb->handle = handle;
-    cb->family = family;
-    cb->secondary = secondary;
-    return cb;
-}
-
 void gz_vk_cmdbuf_reset(gz_vk_cmdbuf *cb)
 {
     __atomic_store_n(&cb->recording, false, __ATOMIC_RELEASE);
@@ -215,13 +205,141 @@ void gz_vk_cmdbuf_reset(gz_vk_cmdbuf *cb)
     cb->rec = NULL;
 }
 
-void gz_vk_cmdbuf_free(gz_vk_cmdbuf *cb)
+/* ---- the command buffers the layer tracks, by handle ------------------- */
+
+/* VkCommandBuffer -> gz_vk_cmdbuf, for the layer's hooks and for the
+ * explicit API's checks, which see only handles. */
+static gz_handle_map cmdbufs;
+
+static void cmdbufs_init(void)
 {
-    if (!cb)
-        return;
+    gz_handle_map_init(&cmdbufs);
+}
+
+static gz_handle_map *cmdbuf_map(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, cmdbufs_init);
+    return &cmdbufs;
+}
+
+/* A pool's command buffers, so that destroying or resetting the pool
+ * reaches them. The app synchronizes the calls on a pool (Vulkan's rule):
+ * no lock. */
+struct gz_vk_cmdpool {
+    gz_vk_device *dev;
+    uint32_t family;
+    gz_vk_cmdbuf **cbs;
+    uint32_t count, cap;
+};
+
+gz_vk_cmdpool *gz_vk_cmdpool_new(gz_vk_device *dev, uint32_t family)
+{
+    gz_vk_cmdpool *p = calloc(1, sizeof *p);
+    if (p) {
+        p->dev = dev;
+        p->family = family;
+    }
+    return p;
+}
+
+static bool pool_add(gz_vk_cmdpool *pool, gz_vk_cmdbuf *cb)
+{
+    if (pool->count == pool->cap) {
+        uint32_t cap = pool->cap ? pool->cap * 2 : 8;
+        gz_vk_cmdbuf **cbs = realloc(pool->cbs, cap * sizeof *cbs);
+        if (!cbs)
+            return false;
+        pool->cbs = cbs;
+        pool->cap = cap;
+    }
+    cb->pool = pool;
+    cb->pool_index = pool->count;
+    pool->cbs[pool->count++] = cb;
+    return true;
+}
+
+static void pool_remove(gz_vk_cmdbuf *cb)
+{
+    gz_vk_cmdpool *pool = cb->pool;
+    gz_vk_cmdbuf *last = pool->cbs[--pool->count];
+    pool->cbs[cb->pool_index] = last;
+    last->pool_index = cb->pool_index;
+}
+
+static void cmdbuf_free(gz_vk_cmdbuf *cb)
+{
     gz_vk_cmdbuf_reset(cb);
     free(cb);
 }
+
+void gz_vk_cmdpool_free(gz_vk_cmdpool *p)
+{
+    if (!p)
+        return;
+    /* Destroying a pool frees its command buffers. */
+    for (uint32_t i = 0; i < p->count; i++) {
+        gz_handle_map_remove_node(cmdbuf_map(), &p->cbs[i]->node);
+        cmdbuf_free(p->cbs[i]);
+    }
+    free(p->cbs);
+    free(p);
+}
+
+void gz_vk_cmdpool_reset(gz_vk_cmdpool *p)
+{
+    for (uint32_t i = 0; p && i < p->count; i++)
+        gz_vk_cmdbuf_reset(p->cbs[i]);
+}
+
+void gz_vk_cmdbuf_new(gz_vk_cmdpool *p, VkCommandBuffer handle, bool secondary)
+{
+    gz_vk_cmdbuf *cb = calloc(1, sizeof *cb);
+    if (!cb || !pool_add(p, cb)) {
+        /* Untracked: its submissions are still timed, with a default name
+         * and without labels. */
+        free(cb);
+        return;
+    }
+    cb->dev = p->dev;
+    cb->handle = handle;
+    cb->family = p->family;
+    cb->secondary = secondary;
+    gz_handle_node *old = gz_handle_map_put(cmdbuf_map(), GZ_HANDLE_KEY(handle), &cb->node);
+    if (old) {
+        /* A handle the app freed without telling us (its pool reset by the
+         * driver's rules, or an untracked free): the stale record goes. */
+        gz_vk_cmdbuf *stale = gz_container_of(old, gz_vk_cmdbuf, node);
+        pool_remove(stale);
+        cmdbuf_free(stale);
+    }
+}
+
+void gz_vk_cmdbuf_free(VkCommandBuffer handle)
+{
+    gz_handle_node *n = handle ? gz_handle_map_remove(cmdbuf_map(), GZ_HANDLE_KEY(handle)) : NULL;
+    if (!n)
+        return;
+    gz_vk_cmdbuf *cb = gz_container_of(n, gz_vk_cmdbuf, node);
+    pool_remove(cb);
+    cmdbuf_free(cb);
+}
+
+gz_vk_cmdbuf *gz_vk_cmdbuf_find(VkCommandBuffer handle)
+{
+    gz_handle_node *n = gz_handle_map_get(cmdbuf_map(), GZ_HANDLE_KEY(handle));
+    return n ? gz_container_of(n, gz_vk_cmdbuf, node) : NULL;
+}
+
+int gz_vk_cmdbuf_recording(VkCommandBuffer handle)
+{
+    gz_vk_cmdbuf *cb = gz_vk_cmdbuf_find(handle);
+    if (!cb)
+        return -1;
+    return __atomic_load_n(&cb->recording, __ATOMIC_ACQUIRE) ? 1 : 0;
+}
+
+/* ---- recording ---------------------------------------------------------- */
 
 void gz_vk_cmdbuf_begin(gz_vk_cmdbuf *cb, VkCommandBufferUsageFlags flags)
 {

@@ -47,19 +47,3 @@ bool gz_vk_queue_find(VkQueue handle, gz_vk_queue_share *out)
     pthread_mutex_unlock(&lock);
     return found;
 }
-
-static gz_vk_cmdbuf_lookup_fn cmdbuf_lookup; /* atomic */
-
-void gz_vk_set_cmdbuf_lookup(gz_vk_cmdbuf_lookup_fn fn)
-{
-    __atomic_store_n(&cmdbuf_lookup, fn, __ATOMIC_RELEASE);
-}
-
-int gz_vk_cmdbuf_recording(VkCommandBuffer cb)
-{
-    gz_vk_cmdbuf_lookup_fn fn = __atomic_load_n(&cmdbuf_lookup, __ATOMIC_ACQUIRE);
-    gz_vk_cmdbuf *c = fn ? fn(cb) : NULL;
-    if (!c)
-        return -1;
-    return __atomic_load_n(&c->recording, __ATOMIC_ACQUIRE) ? 1 : 0;
-}

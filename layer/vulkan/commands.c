@@ -5,44 +5,9 @@
 
 #include "gz_layer.h"
 
-static bool pool_add(layer_pool *pool, layer_cmdbuf *cb)
-{
-    if (pool->count == pool->cap) {
-        uint32_t cap = pool->cap ? pool->cap * 2 : 8;
-        layer_cmdbuf **cbs = realloc(pool->cbs, cap * sizeof *cbs);
-        if (!cbs)
-            return false;
-        pool->cbs = cbs;
-        pool->cap = cap;
-    }
-    cb->pool = pool;
-    cb->pool_index = pool->count;
-    pool->cbs[pool->count++] = cb;
-    return true;
-}
-
-static void pool_remove(layer_cmdbuf *cb)
-{
-    layer_pool *pool = cb->pool;
-    layer_cmdbuf *last = pool->cbs[--pool->count];
-    pool->cbs[cb->pool_index] = last;
-    last->pool_index = cb->pool_index;
-}
-
-static void cmdbuf_free(layer_cmdbuf *cb)
-{
-    gz_vk_cmdbuf_free(cb->ctx);
-    free(cb);
-}
-
 void gz_layer_pool_free(layer_pool *p)
 {
-    /* Destroying a pool frees its command buffers. */
-    for (uint32_t i = 0; i < p->count; i++) {
-        gz_handle_map_remove_node(&gz_layer_cmdbufs, &p->cbs[i]->node);
-        cmdbuf_free(p->cbs[i]);
-    }
-    free(p->cbs);
+    gz_vk_cmdpool_free(p->ctx);
     free(p);
 }
 
@@ -52,19 +17,22 @@ static layer_pool *pool_of(VkCommandPool pool)
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL gz_hook_CreateCommandPool(VkDevice device,
-                                                       const VkCommandPoolCreateInfo *info,
-                                                       const VkAllocationCallbacks *alloc,
-                                                       VkCommandPool *pool)
+                                                         const VkCommandPoolCreateInfo *info,
+                                                         const VkAllocationCallbacks *alloc,
+                                                         VkCommandPool *pool)
 {
     layer_device *dev = gz_layer_device(device);
     VkResult r = dev->fns.CreateCommandPool(device, info, alloc, pool);
     if (r != VK_SUCCESS || !dev->ctx)
         return r;
     layer_pool *p = calloc(1, sizeof *p);
-    if (!p)
+    if (p)
+        p->ctx = gz_vk_cmdpool_new(dev->ctx, info->queueFamilyIndex);
+    if (!p || !p->ctx) {
+        free(p);
         return r; /* its command buffers go untracked: timed, without names or labels */
+    }
     p->dev = dev;
-    p->family = info->queueFamilyIndex;
     pthread_mutex_lock(&dev->lock);
     p->next = dev->pools;
     if (dev->pools)
@@ -76,7 +44,7 @@ VKAPI_ATTR VkResult VKAPI_CALL gz_hook_CreateCommandPool(VkDevice device,
 }
 
 VKAPI_ATTR void VKAPI_CALL gz_hook_DestroyCommandPool(VkDevice device, VkCommandPool pool,
-                                                    const VkAllocationCallbacks *alloc)
+                                                      const VkAllocationCallbacks *alloc)
 {
     layer_device *dev = gz_layer_device(device);
     gz_handle_node *n = pool ? gz_handle_map_remove(&gz_layer_pools, GZ_HANDLE_KEY(pool)) : NULL;
@@ -96,12 +64,12 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_DestroyCommandPool(VkDevice device, VkCommand
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL gz_hook_ResetCommandPool(VkDevice device, VkCommandPool pool,
-                                                      VkCommandPoolResetFlags flags)
+                                                        VkCommandPoolResetFlags flags)
 {
     layer_device *dev = gz_layer_device(device);
     layer_pool *p = pool_of(pool);
-    for (uint32_t i = 0; p && i < p->count; i++)
-        gz_vk_cmdbuf_reset(p->cbs[i]->ctx);
+    if (p)
+        gz_vk_cmdpool_reset(p->ctx);
     return dev->fns.ResetCommandPool(device, pool, flags);
 }
 
@@ -111,55 +79,25 @@ VKAPI_ATTR VkResult VKAPI_CALL gz_hook_AllocateCommandBuffers(
     layer_device *dev = gz_layer_device(device);
     VkResult r = dev->fns.AllocateCommandBuffers(device, info, cbs);
     layer_pool *p = r == VK_SUCCESS && dev->ctx ? pool_of(info->commandPool) : NULL;
-    for (uint32_t i = 0; p && i < info->commandBufferCount; i++) {
-        layer_cmdbuf *cb = calloc(1, sizeof *cb);
-        if (cb)
-            cb->handle = cbs[i];
-        if (cb)
-            cb->ctx = gz_vk_cmdbuf_new(dev->ctx, cbs[i], p->family,
-                                       info->level == VK_COMMAND_BUFFER_LEVEL_SECONDARY);
-        if (!cb || !cb->ctx || !pool_add(p, cb)) {
-            /* Untracked: its submissions are still timed, with a default
-             * name and without labels. */
-            if (cb)
-                gz_vk_cmdbuf_free(cb->ctx);
-            free(cb);
-            continue;
-        }
-        gz_handle_node *old = gz_handle_map_put(&gz_layer_cmdbufs, GZ_HANDLE_KEY(cbs[i]), &cb->node);
-        if (old) {
-            /* A handle the app freed without telling us (its pool reset by
-             * the driver's rules, or an untracked free): the stale record
-             * goes. */
-            layer_cmdbuf *stale = gz_container_of(old, layer_cmdbuf, node);
-            pool_remove(stale);
-            cmdbuf_free(stale);
-        }
-    }
+    for (uint32_t i = 0; p && i < info->commandBufferCount; i++)
+        gz_vk_cmdbuf_new(p->ctx, cbs[i], info->level == VK_COMMAND_BUFFER_LEVEL_SECONDARY);
     return r;
 }
 
 VKAPI_ATTR void VKAPI_CALL gz_hook_FreeCommandBuffers(VkDevice device, VkCommandPool pool,
-                                                    uint32_t count, const VkCommandBuffer *cbs)
+                                                      uint32_t count, const VkCommandBuffer *cbs)
 {
     layer_device *dev = gz_layer_device(device);
-    for (uint32_t i = 0; i < count; i++) {
-        gz_handle_node *n = cbs[i] ? gz_handle_map_remove(&gz_layer_cmdbufs, GZ_HANDLE_KEY(cbs[i]))
-                                   : NULL;
-        if (n) {
-            layer_cmdbuf *cb = gz_container_of(n, layer_cmdbuf, node);
-            pool_remove(cb);
-            cmdbuf_free(cb);
-        }
-    }
+    for (uint32_t i = 0; i < count; i++)
+        gz_vk_cmdbuf_free(cbs[i]);
     dev->fns.FreeCommandBuffers(device, pool, count, cbs);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL gz_hook_BeginCommandBuffer(VkCommandBuffer cb,
-                                                        const VkCommandBufferBeginInfo *info)
+                                                          const VkCommandBufferBeginInfo *info)
 {
     layer_device *dev = gz_layer_device(cb);
-    gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
+    gz_vk_cmdbuf *c = gz_vk_cmdbuf_find(cb);
     if (c)
         gz_vk_cmdbuf_begin(c, info->flags);
     return dev->fns.BeginCommandBuffer(cb, info);
@@ -168,33 +106,33 @@ VKAPI_ATTR VkResult VKAPI_CALL gz_hook_BeginCommandBuffer(VkCommandBuffer cb,
 VKAPI_ATTR VkResult VKAPI_CALL gz_hook_EndCommandBuffer(VkCommandBuffer cb)
 {
     layer_device *dev = gz_layer_device(cb);
-    gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
+    gz_vk_cmdbuf *c = gz_vk_cmdbuf_find(cb);
     if (c)
         gz_vk_cmdbuf_end(c);
     return dev->fns.EndCommandBuffer(cb);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL gz_hook_ResetCommandBuffer(VkCommandBuffer cb,
-                                                        VkCommandBufferResetFlags flags)
+                                                          VkCommandBufferResetFlags flags)
 {
     layer_device *dev = gz_layer_device(cb);
-    gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
+    gz_vk_cmdbuf *c = gz_vk_cmdbuf_find(cb);
     if (c)
         gz_vk_cmdbuf_reset(c);
     return dev->fns.ResetCommandBuffer(cb, flags);
 }
 
 VKAPI_ATTR void VKAPI_CALL gz_hook_CmdExecuteCommands(VkCommandBuffer cb, uint32_t count,
-                                                    const VkCommandBuffer *secondaries)
+                                                      const VkCommandBuffer *secondaries)
 {
     layer_device *dev = gz_layer_device(cb);
-    gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
+    gz_vk_cmdbuf *c = gz_vk_cmdbuf_find(cb);
     if (c && count) {
         gz_vk_cmdbuf *stack[16];
         gz_vk_cmdbuf **sec = count <= 16 ? stack : malloc(count * sizeof *sec);
         if (sec) {
             for (uint32_t i = 0; i < count; i++)
-                sec[i] = gz_layer_cmdbuf(secondaries[i]);
+                sec[i] = gz_vk_cmdbuf_find(secondaries[i]);
             gz_vk_cmdbuf_execute(c, sec, count);
             if (sec != stack)
                 free(sec);
@@ -204,10 +142,10 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_CmdExecuteCommands(VkCommandBuffer cb, uint32
 }
 
 VKAPI_ATTR void VKAPI_CALL gz_hook_CmdBeginDebugUtilsLabelEXT(VkCommandBuffer cb,
-                                                            const VkDebugUtilsLabelEXT *label)
+                                                              const VkDebugUtilsLabelEXT *label)
 {
     layer_device *dev = gz_layer_device(cb);
-    gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
+    gz_vk_cmdbuf *c = gz_vk_cmdbuf_find(cb);
     if (c)
         gz_vk_cmdbuf_label_begin(c, label->pLabelName);
     dev->fns.CmdBeginDebugUtilsLabelEXT(cb, label);
@@ -217,16 +155,16 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_CmdEndDebugUtilsLabelEXT(VkCommandBuffer cb)
 {
     layer_device *dev = gz_layer_device(cb);
     dev->fns.CmdEndDebugUtilsLabelEXT(cb);
-    gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
+    gz_vk_cmdbuf *c = gz_vk_cmdbuf_find(cb);
     if (c)
         gz_vk_cmdbuf_label_end(c);
 }
 
 VKAPI_ATTR void VKAPI_CALL gz_hook_CmdDebugMarkerBeginEXT(VkCommandBuffer cb,
-                                                        const VkDebugMarkerMarkerInfoEXT *info)
+                                                          const VkDebugMarkerMarkerInfoEXT *info)
 {
     layer_device *dev = gz_layer_device(cb);
-    gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
+    gz_vk_cmdbuf *c = gz_vk_cmdbuf_find(cb);
     if (c)
         gz_vk_cmdbuf_label_begin(c, info->pMarkerName);
     dev->fns.CmdDebugMarkerBeginEXT(cb, info);
@@ -236,7 +174,7 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_CmdDebugMarkerEndEXT(VkCommandBuffer cb)
 {
     layer_device *dev = gz_layer_device(cb);
     dev->fns.CmdDebugMarkerEndEXT(cb);
-    gz_vk_cmdbuf *c = gz_layer_cmdbuf(cb);
+    gz_vk_cmdbuf *c = gz_vk_cmdbuf_find(cb);
     if (c)
         gz_vk_cmdbuf_label_end(c);
 }
@@ -247,7 +185,7 @@ static gz_vk_queue *queue_of(VkQueue queue)
 }
 
 VKAPI_ATTR void VKAPI_CALL gz_hook_QueueBeginDebugUtilsLabelEXT(VkQueue queue,
-                                                              const VkDebugUtilsLabelEXT *label)
+                                                                const VkDebugUtilsLabelEXT *label)
 {
     layer_device *dev = gz_layer_device(queue);
     gz_vk_queue_label_begin(queue_of(queue), label->pLabelName);
@@ -264,7 +202,7 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_QueueEndDebugUtilsLabelEXT(VkQueue queue)
 static void set_name(uint64_t handle, bool is_cmdbuf, bool is_queue, const char *name)
 {
     if (is_cmdbuf) {
-        gz_vk_cmdbuf *c = gz_layer_cmdbuf((VkCommandBuffer)(uintptr_t)handle);
+        gz_vk_cmdbuf *c = gz_vk_cmdbuf_find((VkCommandBuffer)(uintptr_t)handle);
         if (c)
             gz_vk_cmdbuf_set_name(c, name);
     } else if (is_queue) {

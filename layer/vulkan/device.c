@@ -432,7 +432,7 @@ static void track_queue(layer_device *dev, VkQueue queue, uint32_t family, uint3
 }
 
 VKAPI_ATTR void VKAPI_CALL gz_hook_GetDeviceQueue(VkDevice device, uint32_t family, uint32_t index,
-                                                 VkQueue *queue)
+                                                  VkQueue *queue)
 {
     layer_device *dev = gz_layer_device(device);
     dev->fns.GetDeviceQueue(device, family, index, queue);
@@ -440,7 +440,7 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_GetDeviceQueue(VkDevice device, uint32_t fami
 }
 
 VKAPI_ATTR void VKAPI_CALL gz_hook_GetDeviceQueue2(VkDevice device, const VkDeviceQueueInfo2 *info,
-                                                  VkQueue *queue)
+                                                   VkQueue *queue)
 {
     layer_device *dev = gz_layer_device(device);
     dev->fns.GetDeviceQueue2(device, info, queue);

@@ -1,6 +1,8 @@
 /* The Vulkan layer's shared state: dispatch data per instance and device,
- * and the maps from the app's handles to the context's objects. The layer
- * only intercepts; the timing work is done by contexts/vk. */
+ * the maps from the app's instances, devices, queues and command pools to
+ * the layer's records, and the hooks. The layer only intercepts; the
+ * timing work is done by contexts/vk, which also keeps the command buffers
+ * (gz_vk_cmdbuf_find). */
 #ifndef GZ_LAYER_H
 #define GZ_LAYER_H
 
@@ -52,30 +54,18 @@ typedef struct layer_device {
     gz_vk_fns fns; /* the next layer's; the BY_HAND ones of gz_vk_fns.h stay NULL */
 } layer_device;
 
-/* A command pool and the command buffers allocated from it, so that
- * destroying or resetting the pool reaches them. */
+/* A command pool: its command buffers are the context's (gz_vk_cmdpool). */
 typedef struct layer_pool {
     gz_handle_node node; /* gz_layer_pools, by VkCommandPool */
     layer_device *dev;
     struct layer_pool *prev, *next; /* in dev->pools */
-    uint32_t family;
-    struct layer_cmdbuf **cbs;
-    uint32_t count, cap;
+    gz_vk_cmdpool *ctx;
 } layer_pool;
-
-typedef struct layer_cmdbuf {
-    gz_handle_node node; /* gz_layer_cmdbufs, by VkCommandBuffer */
-    VkCommandBuffer handle;
-    gz_vk_cmdbuf *ctx;
-    layer_pool *pool;
-    uint32_t pool_index;
-} layer_cmdbuf;
 
 extern gz_handle_map gz_layer_instances; /* dispatch key → layer_instance */
 extern gz_handle_map gz_layer_devices;   /* dispatch key → layer_device */
 extern gz_handle_map gz_layer_queues;    /* VkQueue → layer_queue */
 extern gz_handle_map gz_layer_pools;     /* VkCommandPool → layer_pool */
-extern gz_handle_map gz_layer_cmdbufs;   /* VkCommandBuffer → layer_cmdbuf */
 
 static inline uint64_t gz_dispatch_key(const void *dispatchable)
 {
@@ -104,12 +94,6 @@ static inline gz_vk_queue *gz_layer_queue(VkQueue queue)
     return q ? q->ctx : NULL;
 }
 
-static inline gz_vk_cmdbuf *gz_layer_cmdbuf(VkCommandBuffer cb)
-{
-    layer_cmdbuf *l = GZ_LAYER_FIND(&gz_layer_cmdbufs, GZ_HANDLE_KEY(cb), layer_cmdbuf);
-    return l ? l->ctx : NULL;
-}
-
 /* records.c: the maps, made once before the first instance; records of
  * instances and devices, from a small reserve when memory is short (NULL
  * only when that is used up too). */
@@ -119,7 +103,7 @@ void gz_layer_instance_free(layer_instance *inst);
 layer_device *gz_layer_device_alloc(void);
 void gz_layer_device_free(layer_device *dev);
 
-/* commands.c: a pool's record and its command buffers' (out of the map). */
+/* commands.c: a pool's record and its command buffers' (out of the maps). */
 void gz_layer_pool_free(layer_pool *p);
 
 /* The hooks: vkCreateDevice's (device.c), and one for each GZ_VK_HOOK of

@@ -10,7 +10,6 @@ gz_handle_map gz_layer_instances;
 gz_handle_map gz_layer_devices;
 gz_handle_map gz_layer_queues;
 gz_handle_map gz_layer_pools;
-gz_handle_map gz_layer_cmdbufs;
 
 static void init_maps(void)
 {
@@ -18,8 +17,6 @@ static void init_maps(void)
     gz_handle_map_init(&gz_layer_devices);
     gz_handle_map_init(&gz_layer_queues);
     gz_handle_map_init(&gz_layer_pools);
-    gz_handle_map_init(&gz_layer_cmdbufs);
-    gz_vk_set_cmdbuf_lookup(gz_layer_cmdbuf); /* for the explicit API's checks */
 }
 
 void gz_layer_records_init(void)
@@ -85,11 +82,4 @@ void gz_layer_device_free(layer_device *dev)
     pthread_mutex_destroy(&dev->lock);
     if (!to_reserve(dev, reserve_devices, sizeof *dev, reserve_device_used))
         free(dev);
-}
-
-/* The loader unloads the layer when the last instance goes; libgpuzones
- * may stay (the app links it): it must not call into unmapped code. */
-__attribute__((destructor)) static void forget_lookup(void)
-{
-    gz_vk_set_cmdbuf_lookup(NULL);
 }

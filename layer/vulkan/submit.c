@@ -42,7 +42,7 @@ static void *scratch_get(scratch *s, size_t size)
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL gz_hook_QueueSubmit(VkQueue queue, uint32_t count,
-                                                 const VkSubmitInfo *submits, VkFence fence)
+                                                   const VkSubmitInfo *submits, VkFence fence)
 {
     static uint32_t name_id;
     layer_device *dev = gz_layer_device(queue);
@@ -71,7 +71,7 @@ VKAPI_ATTR VkResult VKAPI_CALL gz_hook_QueueSubmit(VkQueue queue, uint32_t count
             if (!n || batch_untouchable(submits[i].pNext, false))
                 continue;
             for (uint32_t j = 0; j < n; j++)
-                ctx[j] = gz_layer_cmdbuf(submits[i].pCommandBuffers[j]);
+                ctx[j] = gz_vk_cmdbuf_find(submits[i].pCommandBuffers[j]);
             out[i].commandBufferCount = gz_vk_submit_batch(s, i, submits[i].pCommandBuffers, ctx, n, cbs);
             out[i].pCommandBuffers = cbs;
             cbs += out[i].commandBufferCount;
@@ -118,7 +118,7 @@ static VkResult submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2 *subm
             bool masks = false;
             for (uint32_t j = 0; j < n; j++) {
                 app[j] = submits[i].pCommandBufferInfos[j].commandBuffer;
-                ctx[j] = gz_layer_cmdbuf(app[j]);
+                ctx[j] = gz_vk_cmdbuf_find(app[j]);
                 masks |= submits[i].pCommandBufferInfos[j].deviceMask != 0 ||
                          submits[i].pCommandBufferInfos[j].pNext != NULL;
             }
@@ -144,7 +144,7 @@ static VkResult submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2 *subm
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL gz_hook_QueueSubmit2(VkQueue queue, uint32_t count,
-                                                  const VkSubmitInfo2 *submits, VkFence fence)
+                                                    const VkSubmitInfo2 *submits, VkFence fence)
 {
     static uint32_t name_id;
     layer_device *dev = gz_layer_device(queue);
@@ -153,7 +153,7 @@ VKAPI_ATTR VkResult VKAPI_CALL gz_hook_QueueSubmit2(VkQueue queue, uint32_t coun
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL gz_hook_QueueSubmit2KHR(VkQueue queue, uint32_t count,
-                                                     const VkSubmitInfo2 *submits, VkFence fence)
+                                                       const VkSubmitInfo2 *submits, VkFence fence)
 {
     static uint32_t name_id;
     layer_device *dev = gz_layer_device(queue);
@@ -179,8 +179,8 @@ VKAPI_ATTR VkResult VKAPI_CALL gz_hook_QueuePresentKHR(VkQueue queue, const VkPr
  * waited for was done when they returned (a bound as tight as the app's
  * own view, often much tighter than the worker's next look). */
 VKAPI_ATTR VkResult VKAPI_CALL gz_hook_WaitForFences(VkDevice device, uint32_t count,
-                                                   const VkFence *fences, VkBool32 all,
-                                                   uint64_t timeout)
+                                                     const VkFence *fences, VkBool32 all,
+                                                     uint64_t timeout)
 {
     static uint32_t name_id;
     layer_device *dev = gz_layer_device(device);
