@@ -204,14 +204,17 @@ __asm__(".text\n"
 #else
 /* Elsewhere RTLD_NEXT is answered relative to the shim, which is the first
  * library in the search order after the program and the ones preloaded
- * before it: right for the program, approximate for other libraries. */
-GZ_EXPORT void *dlsym(void *restrict handle, const char *restrict name);
-NO_SANITIZE void *dlsym(void *restrict handle, const char *restrict name)
+ * before it: right for the program, approximate for other libraries. It
+ * has a name of its own and is exported as dlsym, as the instructions
+ * above are, so that dlsym in C means the C library's everywhere. */
+NO_SANITIZE static void *dlsym_any_cpu(void *restrict handle, const char *restrict name)
 {
     if (handle == RTLD_NEXT)
         return gz_shim_real_dlsym(handle, name);
     return gz_shim_dlsym_handle(handle, name);
 }
+GZ_EXPORT void *dlsym(void *restrict handle, const char *restrict name)
+    __attribute__((alias("dlsym_any_cpu")));
 #endif
 
 /* The GetProcAddress family: the same rule. */
