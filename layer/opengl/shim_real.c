@@ -1,5 +1,7 @@
-/* Resolving the real entry points, and the lookups that hand out our
- * wrappers: dlsym, eglGetProcAddress, glXGetProcAddress[ARB]. */
+/* Resolving the real entry points (with the GL resolver of contexts/gl,
+ * which this file gives a way past our own definitions), and the lookups
+ * that hand out our wrappers: dlsym, eglGetProcAddress,
+ * glXGetProcAddress[ARB]. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdatomic.h>
