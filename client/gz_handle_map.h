@@ -1,9 +1,13 @@
-/* A thread-safe map from API handles (Vulkan objects, OpenCL queues…) to
- * the structures that track them. The node lives inside the caller's
- * structure, so inserting never allocates and never fails: a layer that
- * cannot allocate still dispatches every call. Lock striping keeps threads
- * that work on different objects from contending on one lock; the buckets
- * grow when memory allows, and stay correct (longer chains) when not. */
+/* A thread-safe map from API handles (Vulkan objects, OpenCL queues and
+ * events) to the structures that track them: the one map of the layers
+ * and contexts. The node lives inside the caller's structure, so inserting
+ * never allocates and never fails: a layer that cannot allocate still
+ * dispatches every call. Lock striping keeps threads that work on
+ * different objects from contending on one lock; the buckets grow when
+ * memory allows, and stay correct (longer chains) when not. Each call is
+ * atomic on its own: a caller that must look up and then change or free
+ * what it found, with no other thread in between, holds a lock of its own
+ * around both. */
 #ifndef GZ_HANDLE_MAP_H
 #define GZ_HANDLE_MAP_H
 
@@ -36,6 +40,15 @@ typedef struct gz_handle_map {
 /* The structure a node is the member `field` of. */
 #define gz_container_of(node, type, field)                                                        \
     ((type *)(void *)((char *)(node) - offsetof(type, field)))
+
+/* For a map of static storage, which then needs no gz_handle_map_init and
+ * is ready before any code runs (a layer can be called first from any
+ * thread). */
+#define GZ_HANDLE_MAP_INITIALIZER                                                                 \
+    {                                                                                             \
+        .stripes = {[0 ... GZ_HANDLE_MAP_STRIPES - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER,      \
+                                                         .nbuckets = GZ_HANDLE_MAP_INLINE}}      \
+    }
 
 GZ_EXPORT void gz_handle_map_init(gz_handle_map *m);
 /* Frees the buckets; the nodes are the callers'. */

@@ -5,38 +5,35 @@
 #include <stdlib.h>
 
 #include "gz_cl_internal.h"
-
-#define BUCKETS 1024u
+#include "gz_handle_map.h"
 
 typedef struct hold {
-    struct hold *next;
-    cl_event ev;
+    gz_handle_node node; /* key: the event */
     uint32_t n;
 } hold;
 
+/* A count is read and changed, and its entry added or freed, as one step;
+ * the totals go with it. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static hold *buckets[BUCKETS];
+static gz_handle_map holds = GZ_HANDLE_MAP_INITIALIZER;
 static uint64_t taken, returned;
 
-static uint32_t bucket_of(cl_event ev)
+static hold *find_locked(cl_event ev)
 {
-    uintptr_t p = (uintptr_t)ev;
-    return (uint32_t)((p >> 4) ^ (p >> 14)) % BUCKETS;
+    gz_handle_node *node = gz_handle_map_get(&holds, GZ_HANDLE_KEY(ev));
+    return node ? gz_container_of(node, hold, node) : NULL;
 }
 
 void gz_cl_holds_add(cl_event ev)
 {
     pthread_mutex_lock(&lock);
     taken++;
-    hold **b = &buckets[bucket_of(ev)];
-    hold *h = *b;
-    while (h && h->ev != ev)
-        h = h->next;
+    hold *h = find_locked(ev);
     if (h) {
         h->n++;
     } else if ((h = malloc(sizeof *h))) {
-        *h = (hold){.next = *b, .ev = ev, .n = 1};
-        *b = h;
+        h->n = 1;
+        gz_handle_map_put(&holds, GZ_HANDLE_KEY(ev), &h->node);
     }
     /* Out of memory: the count shown to the application is one too high
      * for this event, which is the only effect. */
@@ -47,29 +44,19 @@ void gz_cl_holds_remove(cl_event ev)
 {
     pthread_mutex_lock(&lock);
     returned++;
-    for (hold **p = &buckets[bucket_of(ev)]; *p; p = &(*p)->next) {
-        hold *h = *p;
-        if (h->ev != ev)
-            continue;
-        if (--h->n == 0) {
-            *p = h->next;
-            free(h);
-        }
-        break;
+    hold *h = find_locked(ev);
+    if (h && --h->n == 0) {
+        gz_handle_map_remove_node(&holds, &h->node);
+        free(h);
     }
     pthread_mutex_unlock(&lock);
 }
 
 uint32_t gz_cl_event_holds(cl_event ev)
 {
-    uint32_t n = 0;
     pthread_mutex_lock(&lock);
-    for (hold *h = buckets[bucket_of(ev)]; h; h = h->next) {
-        if (h->ev == ev) {
-            n = h->n;
-            break;
-        }
-    }
+    hold *h = find_locked(ev);
+    uint32_t n = h ? h->n : 0;
     pthread_mutex_unlock(&lock);
     return n;
 }

@@ -5,10 +5,11 @@
  * current there, only once GL_QUERY_RESULT_AVAILABLE says so: GL may be
  * called only on the thread where the context is current, so the worker
  * thread never touches GL. The context calls GL only through the function
- * pointers it is given: the LD_PRELOAD shim passes pointers resolved from
- * the real GL library (so it never calls itself), the explicit API those
- * of the program's own EGL or GLX library, found at run time: libgpuzones
- * links no GL library, so Vulkan and OpenCL programs load none.
+ * pointers it is given, which the GL resolver (gz_gl_resolve.h) finds in
+ * the program's own EGL or GLX library at run time, for the LD_PRELOAD
+ * shim and the explicit API alike (never the shim's wrappers, so the shim
+ * never calls itself): libgpuzones links no GL library, so Vulkan and
+ * OpenCL programs load none.
  *
  * Every call it makes is one that cannot raise a GL error in a valid state
  * (nothing it does is observable through glGetError), binds nothing the
@@ -47,8 +48,8 @@ typedef struct gz_gl_fns {
     void (APIENTRY *Flush)(void);
 } gz_gl_fns;
 
-/* Resolves one GL entry point by name for the current context (the shim:
- * the real library's eglGetProcAddress or glXGetProcAddressARB). */
+/* Resolves one GL entry point by name for the current context
+ * (gz_gl_resolve_egl, gz_gl_resolve_glx). */
 typedef void *(*gz_gl_resolve_fn)(const char *name);
 
 typedef struct gz_gl_ctx gz_gl_ctx;

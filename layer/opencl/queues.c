@@ -3,20 +3,20 @@
  * CL_QUEUE_PROPERTIES_ARRAY) with what the application asked for. The
  * application's references are counted here (the driver's own count also
  * includes the references our pending events hold on the queue), so the
- * timeline is let go exactly when the application lets the queue go. */
+ * timeline is let go exactly when the application lets the queue go.
+ * The records are found by queue handle in a gz_handle_map. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gz_cl_layer.h"
+#include "gz_handle_map.h"
 
-#define BUCKETS 256u
 #define MAX_PROPS 64u
 
 typedef struct qrec {
-    struct qrec *next;
-    cl_command_queue queue;
+    gz_handle_node node; /* key: the queue */
     gz_cl_queue *ctx;
     cl_command_queue_properties app_props;
     uint32_t app_refs;
@@ -24,22 +24,17 @@ typedef struct qrec {
     cl_queue_properties props[MAX_PROPS];
 } qrec;
 
+/* A record is read, or its count changed, with the last release (which
+ * takes it out and frees it) kept out meanwhile: a single map call does
+ * not give that. */
 static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
-static qrec *buckets[BUCKETS];
+static gz_handle_map queues = GZ_HANDLE_MAP_INITIALIZER;
 static uint32_t serial;
-
-static uint32_t bucket_of(cl_command_queue q)
-{
-    uintptr_t p = (uintptr_t)q;
-    return (uint32_t)((p >> 4) ^ (p >> 12)) % BUCKETS;
-}
 
 static qrec *find_locked(cl_command_queue q)
 {
-    qrec *r = buckets[bucket_of(q)];
-    while (r && r->queue != q)
-        r = r->next;
-    return r;
+    gz_handle_node *node = gz_handle_map_get(&queues, GZ_HANDLE_KEY(q));
+    return node ? gz_container_of(node, qrec, node) : NULL;
 }
 
 gz_cl_queue *gz_cl_layer_queue(cl_command_queue q)
@@ -69,17 +64,16 @@ static void add_queue(cl_command_queue q, cl_device_id dev, cl_command_queue_pro
     char label[64];
     snprintf(label, sizeof label, "queue %u (%s)", __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED),
              (app & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) ? "out-of-order" : "in-order");
-    r->queue = q;
     r->ctx = gz_cl_queue_new(&fns, dev, label);
     r->app_props = app;
     r->app_refs = 1;
     r->nprops = nprops;
     if (nprops)
         memcpy(r->props, props, nprops * sizeof *props);
+    /* Nothing is under q: the last release took its record out before
+     * the driver could reuse the handle. */
     pthread_rwlock_wrlock(&lock);
-    qrec **b = &buckets[bucket_of(q)];
-    r->next = *b;
-    *b = r;
+    gz_handle_map_put(&queues, GZ_HANDLE_KEY(q), &r->node);
     pthread_rwlock_unlock(&lock);
 }
 
@@ -207,17 +201,12 @@ static cl_int CL_API_CALL retain_queue(cl_command_queue q)
 static cl_int CL_API_CALL release_queue(cl_command_queue q)
 {
     /* Unlinked before the driver may free the handle (and reuse it). */
-    qrec *gone = NULL;
     pthread_rwlock_wrlock(&lock);
-    for (qrec **p = &buckets[bucket_of(q)]; *p; p = &(*p)->next) {
-        if ((*p)->queue == q) {
-            if (--(*p)->app_refs == 0) {
-                gone = *p;
-                *p = gone->next;
-            }
-            break;
-        }
-    }
+    qrec *gone = find_locked(q);
+    if (gone && --gone->app_refs == 0)
+        gz_handle_map_remove_node(&queues, &gone->node);
+    else
+        gone = NULL;
     pthread_rwlock_unlock(&lock);
     if (gone) {
         /* The queue flushes itself on release; what it ran is read later. */

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 
 #include "gz_gl.h"
+#include "gz_gl_resolve.h"
 
 /* The wrapped entry points, by index into the name table (shim_real.c). */
 typedef enum gz_shim_fn {
@@ -72,8 +73,5 @@ void gz_shim_set_current(void *key, gz_shim_api api);
 /* Before a make-current or a release: reads back the outgoing context;
  * release: no context will be current after it. */
 void gz_shim_leaving(bool release);
-
-/* Tells the explicit API which context is current (gl_api.c). */
-GZ_EXPORT void gz_gl_note_current(void *key);
 
 #endif

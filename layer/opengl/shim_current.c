@@ -9,19 +9,6 @@ static __thread struct {
     gz_shim_api api;
 } cur;
 
-static void *egl_resolve(const char *name)
-{
-    void *(*gpa)(const char *) = (void *(*)(const char *))gz_shim_real(GZ_SHIM_eglGetProcAddress);
-    return gpa ? gpa(name) : NULL;
-}
-
-static void *glx_resolve(const char *name)
-{
-    void *(*gpa)(const unsigned char *) =
-        (void *(*)(const unsigned char *))gz_shim_real(GZ_SHIM_glXGetProcAddressARB);
-    return gpa ? gpa((const unsigned char *)name) : NULL;
-}
-
 gz_gl_ctx *gz_shim_current(void)
 {
     return cur.ctx;
@@ -58,7 +45,7 @@ void gz_shim_set_current(void *key, gz_shim_api api)
     cur.api = api;
     if (!key)
         return;
-    gz_gl_ctx *c = gz_gl_ctx_acquire(key, api == GZ_SHIM_EGL ? egl_resolve : glx_resolve);
+    gz_gl_ctx *c = gz_gl_ctx_acquire(key, api == GZ_SHIM_EGL ? gz_gl_resolve_egl : gz_gl_resolve_glx);
     cur.ctx = c;
     /* Making a context current flushes the one before; this one's first
      * frame begins here, or its frame goes on. */

@@ -1,5 +1,7 @@
-/* Resolving the real entry points, and the lookups that hand out our
- * wrappers: dlsym, eglGetProcAddress, glXGetProcAddress[ARB]. */
+/* Resolving the real entry points (with the GL resolver of contexts/gl,
+ * which this file gives a way past our own definitions), and the lookups
+ * that hand out our wrappers: dlsym, eglGetProcAddress,
+ * glXGetProcAddress[ARB]. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -99,39 +101,24 @@ NO_SANITIZE void gz_shim_note_real(gz_shim_fn fn, void *real)
         atomic_compare_exchange_strong(&reals[fn], &expected, real);
 }
 
-/* A loaded library (never loads one: the program chose its libraries). */
-static void *loaded(const char *soname)
+/* The program's own definition of name, never ours (ours: our wrapper
+ * for it, or NULL): the next one after the shim, which is the real
+ * library's when the program links it, else one in the loaded libraries
+ * (the GL resolver finds those loaded with RTLD_LOCAL, as libepoxy does). */
+static void *find_next(const char *name, void *ours)
 {
-    return dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
+    void *p = gz_shim_real_dlsym(RTLD_NEXT, name);
+    if (p && p != ours)
+        return p;
+    return gz_gl_find_loaded(name, gz_shim_real_dlsym);
 }
 
-static void *lookup_in(const char *soname, const char *name)
-{
-    void *h = loaded(soname);
-    if (!h)
-        return NULL;
-    void *p = gz_shim_real_dlsym(h, name);
-    dlclose(h); /* NOLOAD took a reference */
-    return p;
-}
-
-static void *resolve(gz_shim_fn fn)
+static void *resolve_real(gz_shim_fn fn)
 {
     const char *name = names[fn];
-    /* The next definition after the shim: the real library when the
-     * program links it. */
-    void *p = gz_shim_real_dlsym(RTLD_NEXT, name);
-    if (p && p != gz_shim_wrappers[fn])
+    void *p = find_next(name, gz_shim_wrappers[fn]);
+    if (p || name[0] == 'e' || name[2] == 'X')
         return p;
-    /* A library loaded with RTLD_LOCAL (libepoxy does) is found by name. */
-    if (name[0] == 'e')
-        return lookup_in("libEGL.so.1", name);
-    if (name[2] == 'X')
-        return (p = lookup_in("libGLX.so.0", name)) ? p : lookup_in("libGL.so.1", name);
-    const char *libs[] = {"libGL.so.1", "libOpenGL.so.0", "libGLESv2.so.2"};
-    for (unsigned i = 0; i < sizeof libs / sizeof *libs; i++)
-        if ((p = lookup_in(libs[i], name)))
-            return p;
     /* GL functions outside the libraries' exports: ask the window system. */
     void *(*gpa)(const char *) = (void *(*)(const char *))gz_shim_real(GZ_SHIM_eglGetProcAddress);
     if (gpa && gz_shim_current_key() && (p = gpa(name)))
@@ -145,10 +132,26 @@ void *gz_shim_real(gz_shim_fn fn)
     void *p = atomic_load_explicit(&reals[fn], memory_order_acquire);
     if (p)
         return p;
-    p = resolve(fn);
+    p = resolve_real(fn);
     if (p)
         gz_shim_note_real(fn, p);
     return p;
+}
+
+/* The GL resolver's finder while the shim is loaded: our own definitions
+ * come first in the global scope, so the resolver is told from the start
+ * how to find the real ones, wrapped or not. */
+static void *find_real(const char *name)
+{
+    gz_shim_fn fn;
+    if (gz_shim_wrapper_for(name, &fn))
+        return gz_shim_real(fn);
+    return find_next(name, NULL);
+}
+
+__attribute__((constructor)) static void use_find_real(void)
+{
+    gz_gl_use_finder(find_real);
 }
 
 /* dlsym with a library handle (or RTLD_DEFAULT): our wrapper for a wrapped
@@ -203,14 +206,17 @@ __asm__(".text\n"
 #else
 /* Elsewhere RTLD_NEXT is answered relative to the shim, which is the first
  * library in the search order after the program and the ones preloaded
- * before it: right for the program, approximate for other libraries. */
-GZ_EXPORT void *dlsym(void *restrict handle, const char *restrict name);
-NO_SANITIZE void *dlsym(void *restrict handle, const char *restrict name)
+ * before it: right for the program, approximate for other libraries. It
+ * has a name of its own and is exported as dlsym, as the instructions
+ * above are, so that dlsym in C means the C library's everywhere. */
+NO_SANITIZE static void *dlsym_any_cpu(void *restrict handle, const char *restrict name)
 {
     if (handle == RTLD_NEXT)
         return gz_shim_real_dlsym(handle, name);
     return gz_shim_dlsym_handle(handle, name);
 }
+GZ_EXPORT void *dlsym(void *restrict handle, const char *restrict name)
+    __attribute__((alias("dlsym_any_cpu")));
 #endif
 
 /* The GetProcAddress family: the same rule. */
