@@ -343,9 +343,8 @@ static void emit_sample(uint16_t track, const gz_calib_pair *p)
 {
     /* p->gpu_ns holds raw device ticks: the worker converts them with the
      * track's period like any other timestamp. */
-    gz_item it = gz_item_calibrated(track, p->gpu_ns, p->host_ns, p->deviation_ns);
     if (track)
-        gz_emit(&it);
+        gz_emit_calib(track, p->gpu_ns, p->host_ns, p->deviation_ns);
 }
 
 bool gz_vk_can_calibrate(const gz_vk_device *dev)

@@ -72,8 +72,7 @@ void gz_vkx_calibrate(gz_vkx *c, bool force)
                     c->device_name);
         return;
     }
-    gz_item it = gz_item_calibrated(c->track, p.gpu_ns, p.host_ns, p.deviation_ns);
-    gz_emit(&it);
+    gz_emit_calib(c->track, p.gpu_ns, p.host_ns, p.deviation_ns);
 }
 
 /* The host clock a calibrated pair can use, or 0. */
@@ -200,10 +199,8 @@ static bool first_submit(gz_vkx *c, VkQueue queue, VkCommandBuffer cb, bool sync
         if (best_after - best_before <= SYNC_GOOD_NS)
             break;
     }
-    if (sync_point) {
-        gz_item it = gz_item_sync_point(c->track, best_ticks, best_before, best_after);
-        gz_emit(&it);
-    }
+    if (sync_point)
+        gz_emit_sync_point(c->track, best_ticks, best_before, best_after);
     return true;
 }
 
