@@ -24,7 +24,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "gz_calibration.h"
 #include "gz_client.h"
 
 #define NAMES 8
@@ -71,11 +70,8 @@ static uint64_t arg_u64(int argc, char **argv, const char *name, uint64_t def)
 static void emit_calib(uint16_t track)
 {
     uint64_t now = gz_host_now_ns();
-    gz_item it = {.type = GZ_ITEM_CALIB, .flags = GZ_CALIB_CALIBRATED, .track = track};
-    it.calib.ticks = now; /* the GPU clock is the host clock here: exact pairs */
-    it.calib.host_ns = now;
-    it.calib.deviation_ns = 1;
-    while (!gz_emit(&it))
+    /* The GPU clock is the host clock here: exact pairs. */
+    while (!gz_emit_calib(track, now, now, 1))
         nanosleep(&(struct timespec){0, 20000}, NULL);
 }
 

@@ -90,6 +90,35 @@ GZ_EXPORT bool gz_emit(const gz_item *item);
  * When they are refused, the caller counts its zones as dropped. */
 GZ_EXPORT bool gz_emit_n(const gz_item *items, uint32_t n);
 
+/* The clock items a context sends on their own (gz_item.h builds them; a
+ * bound or sync point that travels with its zone goes in the zone's
+ * gz_emit_n batch instead, all or none). False when the queue refused it. */
+
+/* A calibrated pair: the GPU clock read ticks at host_ns ± deviation_ns. */
+static inline bool gz_emit_calib(uint16_t track, uint64_t ticks, uint64_t host_ns,
+                                 uint64_t deviation_ns)
+{
+    gz_item it = gz_item_calibrated(track, ticks, host_ns, deviation_ns);
+    return gz_emit(&it);
+}
+
+/* A sync point: the GPU stamped ticks between host times before and after. */
+static inline bool gz_emit_sync_point(uint16_t track, uint64_t ticks, uint64_t before,
+                                      uint64_t after)
+{
+    gz_item it = gz_item_sync_point(track, ticks, before, after);
+    return gz_emit(&it);
+}
+
+/* A causality bound: GPU time ticks is at or after (not_before) or at or
+ * before host_ns. */
+static inline bool gz_emit_bound(uint16_t track, bool not_before, uint64_t ticks,
+                                 uint64_t host_ns)
+{
+    gz_item it = gz_item_bound(track, not_before, ticks, host_ns);
+    return gz_emit(&it);
+}
+
 /* How many items the queue can take now (a hint). A collector about to
  * emit more stops and goes on at its next call: the worker takes the queue
  * in between, so a burst of finished work is delayed, never dropped. */

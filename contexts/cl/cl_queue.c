@@ -105,8 +105,7 @@ static void timer_sample(gz_cl_queue *q, uint64_t now)
         q->timer_ok = false;
         return;
     }
-    gz_item it = gz_item_calibrated(q->track, dev, host_ns, deviation);
-    gz_emit(&it);
+    gz_emit_calib(q->track, dev, host_ns, deviation);
 }
 
 static void add_collector(void)

@@ -279,8 +279,7 @@ static void calibrate(gz_gl_ctx *c, uint64_t now)
     uint64_t a = gz_host_now_ns();
     c->fns.GetInteger64v(GL_TIMESTAMP, &t);
     uint64_t b = gz_host_now_ns();
-    gz_item it = gz_item_sync_point(c->track, (uint64_t)t & c->mask, a, b);
-    gz_emit(&it);
+    gz_emit_sync_point(c->track, (uint64_t)t & c->mask, a, b);
 }
 
 /* Every record whose begin was just read takes its value: the ring slot

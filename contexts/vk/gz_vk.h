@@ -14,7 +14,6 @@
 #include <stdint.h>
 #include <vulkan/vulkan.h>
 
-#include "gz_calibration.h"
 #include "gz_client.h"
 
 typedef VkResult (*gz_vk_set_loader_data_fn)(VkDevice device, void *object);
@@ -58,10 +57,6 @@ GZ_EXPORT gz_vk_device *gz_vk_device_new(const gz_vk_device_info *info);
  * lists: CLOCK_MONOTONIC, else CLOCK_MONOTONIC_RAW (translated at each
  * sample), else 0 (also when it lists no device domain). */
 GZ_EXPORT VkTimeDomainEXT gz_vk_pick_host_domain(const VkTimeDomainEXT *domains, uint32_t n);
-/* One (device ticks, CLOCK_MONOTONIC ns) pair from vkGetCalibratedTimestampsEXT
- * against host_domain (from gz_vk_pick_host_domain); the driver's result. */
-GZ_EXPORT VkResult gz_vk_read_calibrated(PFN_vkGetCalibratedTimestampsEXT get, VkDevice device,
-                                         VkTimeDomainEXT host_domain, gz_calib_pair *out);
 /* Reads back what completed, releases everything. The app guarantees (spec)
  * that no work of the device is pending. */
 GZ_EXPORT void gz_vk_device_destroy(gz_vk_device *dev);

@@ -349,6 +349,15 @@ static inline uint32_t gz_vk_label_query(uint32_t query)
 }
 bool gz_vk_label_chunk_alloc(gz_vk_device *dev, uint32_t *chunk);
 void gz_vk_label_chunk_free(gz_vk_device *dev, uint32_t chunk);
+/* Calibrated pairs from vkGetCalibratedTimestampsEXT, one reader for this
+ * device context and the explicit one (vk_explicit.c). Whether a periodic
+ * sample is due: force, or a period since *last_ns (now noted there). */
+bool gz_vk_calibration_due(uint64_t *last_ns, bool force);
+/* The tightest of a few (device ticks, CLOCK_MONOTONIC ns) pairs against
+ * host_domain (from gz_vk_pick_host_domain); false when no read succeeded.
+ * *lost (may be NULL): whether a read returned VK_ERROR_DEVICE_LOST. */
+bool gz_vk_sample_calibrated(PFN_vkGetCalibratedTimestampsEXT get, VkDevice device,
+                             VkTimeDomainEXT host_domain, gz_calib_pair *best, bool *lost);
 /* The worker's periodic samples, sent to every queue's track. */
 void gz_vk_calibrate(gz_vk_device *dev, bool force);
 /* One sample for one new track, from the thread creating it: it reaches

@@ -1,5 +1,6 @@
 /* The device context: the queues' registry, the label query pool, clock
- * calibration, and the readback hook the worker calls. */
+ * calibration (its calibrated-pair reader serves the explicit context
+ * too), and the readback hook the worker calls. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,7 +8,10 @@
 #include "gz_vk_internal.h"
 
 /* Re-sample ten times a second: a sample costs a few microseconds, and
- * the drift is known (and zones released) 100 ms after the first tight one. */
+ * the drift is known (and zones released) 100 ms after the first tight one.
+ * A sample keeps the tightest of up to CALIBRATION_TRIES reads (a thread
+ * preempted inside one widens it), stopping at one within
+ * CALIBRATION_GOOD_NS. The explicit context samples with these too. */
 #define CALIBRATION_PERIOD_NS 100000000ull
 #define CALIBRATION_TRIES 5u
 #define CALIBRATION_GOOD_NS 1000u
@@ -289,13 +293,31 @@ VkTimeDomainEXT gz_vk_pick_host_domain(const VkTimeDomainEXT *domains, uint32_t 
     return mono ? VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT : raw ? VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT : 0;
 }
 
-VkResult gz_vk_read_calibrated(PFN_vkGetCalibratedTimestampsEXT get, VkDevice device,
-                               VkTimeDomainEXT host_domain, gz_calib_pair *out)
+bool gz_vk_calibration_due(uint64_t *last_ns, bool force)
 {
+    uint64_t now = gz_host_now_ns();
+    if (!force && now - *last_ns < CALIBRATION_PERIOD_NS)
+        return false;
+    *last_ns = now;
+    return true;
+}
+
+typedef struct calib_reader {
+    PFN_vkGetCalibratedTimestampsEXT get;
+    VkDevice device;
+    VkTimeDomainEXT host_domain;
+    bool lost; /* a read returned VK_ERROR_DEVICE_LOST */
+} calib_reader;
+
+/* Reads one (device ticks, CLOCK_MONOTONIC ns) pair from the driver. */
+static bool read_calibrated(void *user, gz_calib_pair *out)
+{
+    calib_reader *rd = user;
     VkCalibratedTimestampInfoEXT infos[2] = {
         {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
          .timeDomain = VK_TIME_DOMAIN_DEVICE_EXT},
-        {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, .timeDomain = host_domain},
+        {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
+         .timeDomain = rd->host_domain},
     };
     uint64_t ts[2], deviation = 0, translation = 0;
     /* RAW is translated to MONOTONIC with their difference read just
@@ -303,34 +325,42 @@ VkResult gz_vk_read_calibrated(PFN_vkGetCalibratedTimestampsEXT get, VkDevice de
      * pair's (a preemption between those reads once made a "tight" pair
      * 170 us wrong, and the fit followed it). */
     int64_t mono_minus_raw = 0;
-    if (host_domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT)
+    if (rd->host_domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT)
         mono_minus_raw = gz_host_mono_minus_raw(&translation);
-    VkResult r = get(device, 2, infos, ts, &deviation);
-    if (r != VK_SUCCESS)
-        return r;
+    VkResult r = rd->get(rd->device, 2, infos, ts, &deviation);
+    if (r != VK_SUCCESS) {
+        rd->lost |= r == VK_ERROR_DEVICE_LOST;
+        return false;
+    }
     *out = (gz_calib_pair){.gpu_ns = ts[0],
                            .host_ns = (uint64_t)((int64_t)ts[1] + mono_minus_raw),
                            .deviation_ns = deviation + translation};
-    return VK_SUCCESS;
+    return true;
 }
 
-/* Reads one (device, host) pair from the driver; host in CLOCK_MONOTONIC. */
-static bool read_calibrated(void *user, gz_calib_pair *out)
+bool gz_vk_sample_calibrated(PFN_vkGetCalibratedTimestampsEXT get, VkDevice device,
+                             VkTimeDomainEXT host_domain, gz_calib_pair *best, bool *lost)
 {
-    gz_vk_device *dev = user;
-    VkResult r = gz_vk_read_calibrated(dev->info.fns.GetCalibratedTimestampsEXT,
-                                       dev->info.device, dev->info.host_domain, out);
-    if (r == VK_ERROR_DEVICE_LOST && !gz_vk_device_lost(dev)) {
+    calib_reader rd = {.get = get, .device = device, .host_domain = host_domain};
+    bool ok = gz_calib_sample_best(read_calibrated, &rd, CALIBRATION_TRIES, CALIBRATION_GOOD_NS,
+                                   best);
+    if (lost)
+        *lost = rd.lost;
+    return ok;
+}
+
+/* This device's sample; a device lost on the way stops its timing. */
+static bool sample(gz_vk_device *dev, gz_calib_pair *best)
+{
+    bool lost;
+    bool ok = gz_vk_sample_calibrated(dev->info.fns.GetCalibratedTimestampsEXT, dev->info.device,
+                                      dev->info.host_domain, best, &lost);
+    if (lost && !gz_vk_device_lost(dev)) {
         gz_vk_device_set_lost(dev);
         gz_log("%s was lost (vkGetCalibratedTimestampsEXT); timing stops for this device",
                dev->info.device_name);
     }
-    return r == VK_SUCCESS;
-}
-
-static bool sample(gz_vk_device *dev, gz_calib_pair *best)
-{
-    if (gz_calib_sample_best(read_calibrated, dev, CALIBRATION_TRIES, CALIBRATION_GOOD_NS, best))
+    if (ok)
         return true;
     static int once;
     gz_log_once(&once, "vkGetCalibratedTimestampsEXT failed on %s; using submission bounds "
@@ -343,9 +373,8 @@ static void emit_sample(uint16_t track, const gz_calib_pair *p)
 {
     /* p->gpu_ns holds raw device ticks: the worker converts them with the
      * track's period like any other timestamp. */
-    gz_item it = gz_item_calibrated(track, p->gpu_ns, p->host_ns, p->deviation_ns);
     if (track)
-        gz_emit(&it);
+        gz_emit_calib(track, p->gpu_ns, p->host_ns, p->deviation_ns);
 }
 
 bool gz_vk_can_calibrate(const gz_vk_device *dev)
@@ -362,12 +391,9 @@ void gz_vk_calibrate_track(gz_vk_device *dev, uint16_t track)
 
 void gz_vk_calibrate(gz_vk_device *dev, bool force)
 {
-    if (!gz_vk_can_calibrate(dev) || gz_vk_device_lost(dev))
+    if (!gz_vk_can_calibrate(dev) || gz_vk_device_lost(dev) ||
+        !gz_vk_calibration_due(&dev->last_calibration_ns, force))
         return;
-    uint64_t now = gz_host_now_ns();
-    if (!force && now - dev->last_calibration_ns < CALIBRATION_PERIOD_NS)
-        return;
-    dev->last_calibration_ns = now;
     gz_calib_pair best;
     if (!sample(dev, &best))
         return;

@@ -1,17 +1,14 @@
 /* The explicit Vulkan context: creation from the app's handles and function
  * pointers (symbol table or volk: no libvulkan needed here), joining the
  * layer's queue track when the layer times the same VkQueue, clock
- * calibration, and the handles the public API passes around. */
+ * calibration (with the device context's reader), and the handles the
+ * public API passes around. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gz_calibration.h"
 #include "gz_vk_explicit.h"
-
-#define CALIBRATION_PERIOD_NS 100000000ull /* as the layer: see vk_device.c */
-#define CALIBRATION_TRIES 5u
-#define CALIBRATION_GOOD_NS 1000u
 
 /* Live contexts at once. A handle is no pointer: it is a slot of this table
  * and the slot's generation, (generation << SLOT_BITS) | slot, so that a
@@ -49,31 +46,21 @@ gz_vkx *gz_vkx_from_handle(gpuzones_vk_ctx *h, const char *what)
 
 /* ---- calibration ------------------------------------------------------- */
 
-static bool read_pair(void *user, gz_calib_pair *out)
-{
-    gz_vkx *c = user;
-    return gz_vk_read_calibrated(c->f.GetCalibratedTimestampsEXT, c->device, c->host_domain,
-                                 out) == VK_SUCCESS;
-}
-
+/* The layer's reader and period (vk_device.c): one way to sample a device. */
 void gz_vkx_calibrate(gz_vkx *c, bool force)
 {
-    if (c->shared || !c->host_domain)
+    if (c->shared || !c->host_domain || !gz_vk_calibration_due(&c->last_calibration_ns, force))
         return;
-    uint64_t now = gz_host_now_ns();
-    if (!force && now - c->last_calibration_ns < CALIBRATION_PERIOD_NS)
-        return;
-    c->last_calibration_ns = now;
     gz_calib_pair p;
-    if (!gz_calib_sample_best(read_pair, c, CALIBRATION_TRIES, CALIBRATION_GOOD_NS, &p)) {
+    if (!gz_vk_sample_calibrated(c->f.GetCalibratedTimestampsEXT, c->device, c->host_domain,
+                                 &p, NULL)) {
         static int once;
         gz_log_once(&once, "vkGetCalibratedTimestampsEXT failed on %s; the explicit context "
                            "uses its start-up sync point and read-back bounds",
                     c->device_name);
         return;
     }
-    gz_item it = gz_item_calibrated(c->track, p.gpu_ns, p.host_ns, p.deviation_ns);
-    gz_emit(&it);
+    gz_emit_calib(c->track, p.gpu_ns, p.host_ns, p.deviation_ns);
 }
 
 /* The host clock a calibrated pair can use, or 0. */
@@ -182,10 +169,8 @@ static bool first_submit(gz_vkx *c, VkQueue queue, VkCommandBuffer cb, bool sync
         if (best_after - best_before <= SYNC_GOOD_NS)
             break;
     }
-    if (sync_point) {
-        gz_item it = gz_item_sync_point(c->track, best_ticks, best_before, best_after);
-        gz_emit(&it);
-    }
+    if (sync_point)
+        gz_emit_sync_point(c->track, best_ticks, best_before, best_after);
     return true;
 }
 

@@ -293,13 +293,11 @@ static uint64_t collect(gz_vk_queue *q, bool final)
     if (!ready || !before)
         return 0;
     if (seen) {
-        gz_item it = gz_item_sync_point(q->track, r[0], before, seen);
-        gz_emit(&it);
+        gz_emit_sync_point(q->track, r[0], before, seen);
         return seen - before;
     }
     /* The timestamp was not seen in time: still a causality bound. */
-    gz_item it = gz_item_bound(q->track, true, r[0], before);
-    gz_emit(&it);
+    gz_emit_bound(q->track, true, r[0], before);
     return 0;
 }
 

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "gz_calibration.h"
 #include "gz_client.h"
 
 static uint64_t zones_per_thread, rate;
@@ -33,9 +32,7 @@ static void *producer(void *arg)
     char name[32];
     snprintf(name, sizeof name, "load track %u", (unsigned)t);
     uint16_t track = gz_track_new(GZ_API_VULKAN, name, 1.0, 64, 0);
-    gz_item pair = {.type = GZ_ITEM_CALIB, .flags = GZ_CALIB_CALIBRATED, .track = track,
-                    .calib = {.ticks = base_ns, .host_ns = base_ns, .deviation_ns = 0}};
-    gz_emit(&pair);
+    gz_emit_calib(track, base_ns, base_ns, 0);
     snprintf(name, sizeof name, "load %u", (unsigned)t);
     uint32_t zone_name = gz_intern_cstr(name);
     const uint64_t burst = 100; /* zones per wake-up */

@@ -41,12 +41,10 @@ static uint16_t new_track(const char *name, uint16_t clock)
 
 static bool zone(uint16_t track, uint32_t name, uint64_t ticks)
 {
-    gz_item calib = {.type = GZ_ITEM_CALIB, .track = track, .flags = 1,
-                     .calib = {.ticks = ticks, .host_ns = gz_host_now_ns(), .deviation_ns = 1}};
     gz_item z = {.type = GZ_ITEM_GPU_ZONE, .track = track, .name = name,
                  .flags = GZ_ZONE_LABEL << GZ_ITEM_KIND_SHIFT,
                  .zone = {.begin_ticks = ticks, .end_ticks = ticks + 1000}};
-    return gz_emit(&calib) && gz_emit(&z);
+    return gz_emit_calib(track, ticks, gz_host_now_ns(), 1) && gz_emit(&z);
 }
 
 static char *read_file(const char *path)
