@@ -26,21 +26,11 @@
 #include <string.h>
 #include <time.h>
 
-#include <vulkan/vulkan.h>
+#include "gz_vk_min.h"
 
 static const uint32_t bump_spv[] =
 #include "bump_comp.inc"
     ;
-
-#define CHECK(x)                                                                         \
-    do {                                                                                 \
-        VkResult r_ = (x);                                                               \
-        if (r_ != VK_SUCCESS) {                                                          \
-            fprintf(stderr, "gz-bench-vk-frame-cpu: %s failed: %d (line %d)\n", #x, r_, \
-                    __LINE__);                                                           \
-            exit(2);                                                                     \
-        }                                                                                \
-    } while (0)
 
 #define MAX_THREADS 16
 #define MAX_CMDBUFS 256
@@ -61,11 +51,7 @@ struct lane {
 };
 
 struct app {
-    VkInstance instance;
-    VkPhysicalDevice phys;
-    VkDevice device;
-    VkQueue queue;
-    uint32_t family;
+    gz_min_vk vk; /* one queue of a compute family */
     pthread_mutex_t queue_lock;
     VkDescriptorSetLayout set_layout;
     VkPipelineLayout pipe_layout;
@@ -88,110 +74,30 @@ static uint64_t thread_cpu_ns(void)
 static void setup_instance_device(struct app *app)
 {
     const char *ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
-    VkApplicationInfo ai = {
-        .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-        .pApplicationName = "gz-bench-vk-frame-cpu",
-        .apiVersion = VK_API_VERSION_1_1,
-    };
-    VkInstanceCreateInfo ici = {
-        .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-        .pApplicationInfo = &ai,
-        .enabledExtensionCount = 1,
-        .ppEnabledExtensionNames = &ext,
-    };
-    CHECK(vkCreateInstance(&ici, NULL, &app->instance));
+    if (!gz_min_vk_instance(&app->vk, "gz-bench-vk-frame-cpu", VK_API_VERSION_1_1, 1, &ext))
+        exit(2);
     app->begin_label = (PFN_vkCmdBeginDebugUtilsLabelEXT)vkGetInstanceProcAddr(
-        app->instance, "vkCmdBeginDebugUtilsLabelEXT");
+        app->vk.instance, "vkCmdBeginDebugUtilsLabelEXT");
     app->end_label = (PFN_vkCmdEndDebugUtilsLabelEXT)vkGetInstanceProcAddr(
-        app->instance, "vkCmdEndDebugUtilsLabelEXT");
+        app->vk.instance, "vkCmdEndDebugUtilsLabelEXT");
     if (!app->begin_label || !app->end_label) {
         fprintf(stderr, "gz-bench-vk-frame-cpu: no VK_EXT_debug_utils label entry points\n");
         exit(2);
     }
-    uint32_t n = 1;
-    VkResult r = vkEnumeratePhysicalDevices(app->instance, &n, &app->phys);
-    if (r != VK_INCOMPLETE)
-        CHECK(r);
-    if (!n) {
-        fprintf(stderr, "gz-bench-vk-frame-cpu: no Vulkan device\n");
-        exit(2);
-    }
-    uint32_t nf = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(app->phys, &nf, NULL);
-    VkQueueFamilyProperties fam[16];
-    nf = nf > 16 ? 16 : nf;
-    vkGetPhysicalDeviceQueueFamilyProperties(app->phys, &nf, fam);
-    app->family = UINT32_MAX;
-    for (uint32_t i = 0; i < nf && app->family == UINT32_MAX; i++)
-        if (fam[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
-            app->family = i;
-    if (app->family == UINT32_MAX) {
+    app->vk.family = gz_min_vk_compute_family(app->vk.gpu);
+    if (app->vk.family == UINT32_MAX) {
         fprintf(stderr, "gz-bench-vk-frame-cpu: no compute queue\n");
         exit(2);
     }
-    float prio = 1.0f;
-    VkDeviceQueueCreateInfo qci = {
-        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-        .queueFamilyIndex = app->family,
-        .queueCount = 1,
-        .pQueuePriorities = &prio,
-    };
-    VkDeviceCreateInfo dci = {
-        .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-        .queueCreateInfoCount = 1,
-        .pQueueCreateInfos = &qci,
-    };
-    CHECK(vkCreateDevice(app->phys, &dci, NULL, &app->device));
-    vkGetDeviceQueue(app->device, app->family, 0, &app->queue);
+    gz_min_vk_device(&app->vk, 0, NULL);
 }
 
 static void setup_pipeline(struct app *app)
 {
-    VkDescriptorSetLayoutBinding b = {
-        .binding = 0,
-        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-        .descriptorCount = 1,
-        .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
-    };
-    VkDescriptorSetLayoutCreateInfo lci = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-        .bindingCount = 1,
-        .pBindings = &b,
-    };
-    CHECK(vkCreateDescriptorSetLayout(app->device, &lci, NULL, &app->set_layout));
-    VkPipelineLayoutCreateInfo plci = {
-        .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-        .setLayoutCount = 1,
-        .pSetLayouts = &app->set_layout,
-    };
-    CHECK(vkCreatePipelineLayout(app->device, &plci, NULL, &app->pipe_layout));
-    VkShaderModuleCreateInfo mci = {
-        .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-        .codeSize = sizeof bump_spv,
-        .pCode = bump_spv,
-    };
-    VkShaderModule module;
-    CHECK(vkCreateShaderModule(app->device, &mci, NULL, &module));
-    VkComputePipelineCreateInfo cci = {
-        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-        .stage = {
-            .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-            .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-            .module = module,
-            .pName = "main",
-        },
-        .layout = app->pipe_layout,
-    };
-    CHECK(vkCreateComputePipelines(app->device, VK_NULL_HANDLE, 1, &cci, NULL, &app->pipeline));
-    vkDestroyShaderModule(app->device, module, NULL);
-    VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, MAX_THREADS};
-    VkDescriptorPoolCreateInfo dpci = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-        .maxSets = MAX_THREADS,
-        .poolSizeCount = 1,
-        .pPoolSizes = &ps,
-    };
-    CHECK(vkCreateDescriptorPool(app->device, &dpci, NULL, &app->desc_pool));
+    gz_min_vk_storage_layout(app->vk.device, 0, &app->set_layout, &app->pipe_layout);
+    app->pipeline = gz_min_vk_compute_pipeline(app->vk.device, app->pipe_layout, bump_spv,
+                                               sizeof bump_spv);
+    app->desc_pool = gz_min_vk_storage_pool(app->vk.device, MAX_THREADS);
 }
 
 static void setup_lane(struct app *app, struct lane *l)
@@ -200,18 +106,18 @@ static void setup_lane(struct app *app, struct lane *l)
     VkCommandPoolCreateInfo pci = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
         .flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT,
-        .queueFamilyIndex = app->family,
+        .queueFamilyIndex = app->vk.family,
     };
-    CHECK(vkCreateCommandPool(app->device, &pci, NULL, &l->pool));
+    GZ_VK_CHECK(vkCreateCommandPool(app->vk.device, &pci, NULL, &l->pool));
     VkCommandBufferAllocateInfo cai = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
         .commandPool = l->pool,
         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
         .commandBufferCount = app->cmdbufs,
     };
-    CHECK(vkAllocateCommandBuffers(app->device, &cai, l->cb));
+    GZ_VK_CHECK(vkAllocateCommandBuffers(app->vk.device, &cai, l->cb));
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    CHECK(vkCreateFence(app->device, &fci, NULL, &l->fence));
+    GZ_VK_CHECK(vkCreateFence(app->vk.device, &fci, NULL, &l->fence));
 
     VkBufferCreateInfo bci = {
         .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
@@ -220,10 +126,10 @@ static void setup_lane(struct app *app, struct lane *l)
                  VK_BUFFER_USAGE_TRANSFER_DST_BIT,
         .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
     };
-    CHECK(vkCreateBuffer(app->device, &bci, NULL, &l->src));
-    CHECK(vkCreateBuffer(app->device, &bci, NULL, &l->dst));
+    GZ_VK_CHECK(vkCreateBuffer(app->vk.device, &bci, NULL, &l->src));
+    GZ_VK_CHECK(vkCreateBuffer(app->vk.device, &bci, NULL, &l->dst));
     VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(app->device, l->src, &req);
+    vkGetBufferMemoryRequirements(app->vk.device, l->src, &req);
     VkDeviceSize stride = (req.size + req.alignment - 1) / req.alignment * req.alignment;
     uint32_t type = 0;
     while (type < 32 && !(req.memoryTypeBits & (1u << type)))
@@ -233,26 +139,11 @@ static void setup_lane(struct app *app, struct lane *l)
         .allocationSize = 2 * stride,
         .memoryTypeIndex = type,
     };
-    CHECK(vkAllocateMemory(app->device, &mai, NULL, &l->mem));
-    CHECK(vkBindBufferMemory(app->device, l->src, l->mem, 0));
-    CHECK(vkBindBufferMemory(app->device, l->dst, l->mem, stride));
+    GZ_VK_CHECK(vkAllocateMemory(app->vk.device, &mai, NULL, &l->mem));
+    GZ_VK_CHECK(vkBindBufferMemory(app->vk.device, l->src, l->mem, 0));
+    GZ_VK_CHECK(vkBindBufferMemory(app->vk.device, l->dst, l->mem, stride));
 
-    VkDescriptorSetAllocateInfo dai = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-        .descriptorPool = app->desc_pool,
-        .descriptorSetCount = 1,
-        .pSetLayouts = &app->set_layout,
-    };
-    CHECK(vkAllocateDescriptorSets(app->device, &dai, &l->set));
-    VkDescriptorBufferInfo dbi = {l->src, 0, VK_WHOLE_SIZE};
-    VkWriteDescriptorSet w = {
-        .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-        .dstSet = l->set,
-        .descriptorCount = 1,
-        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-        .pBufferInfo = &dbi,
-    };
-    vkUpdateDescriptorSets(app->device, 1, &w, 0, NULL);
+    l->set = gz_min_vk_storage_set(app->vk.device, app->desc_pool, app->set_layout, l->src);
 }
 
 static void record(struct app *app, struct lane *l, VkCommandBuffer cb)
@@ -265,7 +156,7 @@ static void record(struct app *app, struct lane *l, VkCommandBuffer cb)
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
         .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
     };
-    CHECK(vkBeginCommandBuffer(cb, &bi));
+    GZ_VK_CHECK(vkBeginCommandBuffer(cb, &bi));
     app->begin_label(cb, &dispatch_label);
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, app->pipeline);
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, app->pipe_layout, 0, 1, &l->set,
@@ -292,7 +183,7 @@ static void record(struct app *app, struct lane *l, VkCommandBuffer cb)
     };
     vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                          0, 1, &back, 0, NULL, 0, NULL);
-    CHECK(vkEndCommandBuffer(cb));
+    GZ_VK_CHECK(vkEndCommandBuffer(cb));
 }
 
 /* Adds the thread's CPU time spent recording and submitting to the lane's
@@ -300,7 +191,7 @@ static void record(struct app *app, struct lane *l, VkCommandBuffer cb)
 static void frame(struct app *app, struct lane *l, bool timed)
 {
     uint64_t t0 = thread_cpu_ns();
-    CHECK(vkResetCommandPool(app->device, l->pool, 0));
+    GZ_VK_CHECK(vkResetCommandPool(app->vk.device, l->pool, 0));
     for (uint32_t i = 0; i < app->cmdbufs; i++)
         record(app, l, l->cb[i]);
     uint64_t t1 = thread_cpu_ns();
@@ -313,7 +204,7 @@ static void frame(struct app *app, struct lane *l, bool timed)
         };
         bool last = s + 1 == app->submits;
         pthread_mutex_lock(&app->queue_lock);
-        CHECK(vkQueueSubmit(app->queue, 1, &si, last ? l->fence : VK_NULL_HANDLE));
+        GZ_VK_CHECK(vkQueueSubmit(app->vk.queue, 1, &si, last ? l->fence : VK_NULL_HANDLE));
         pthread_mutex_unlock(&app->queue_lock);
     }
     uint64_t t2 = thread_cpu_ns();
@@ -321,8 +212,8 @@ static void frame(struct app *app, struct lane *l, bool timed)
         l->record_ns += t1 - t0;
         l->submit_ns += t2 - t1;
     }
-    CHECK(vkWaitForFences(app->device, 1, &l->fence, VK_TRUE, UINT64_MAX));
-    CHECK(vkResetFences(app->device, 1, &l->fence));
+    GZ_VK_CHECK(vkWaitForFences(app->vk.device, 1, &l->fence, VK_TRUE, UINT64_MAX));
+    GZ_VK_CHECK(vkResetFences(app->vk.device, 1, &l->fence));
 }
 
 static void *lane_main(void *arg)
@@ -405,21 +296,20 @@ int main(int argc, char **argv)
            app.frames, app.threads * app.cmdbufs,
            app.threads * app.submits);
 
-    CHECK(vkDeviceWaitIdle(app.device));
+    GZ_VK_CHECK(vkDeviceWaitIdle(app.vk.device));
     for (uint32_t t = 0; t < app.threads; t++) {
         struct lane *l = &app.lanes[t];
-        vkDestroyFence(app.device, l->fence, NULL);
-        vkDestroyCommandPool(app.device, l->pool, NULL);
-        vkDestroyBuffer(app.device, l->src, NULL);
-        vkDestroyBuffer(app.device, l->dst, NULL);
-        vkFreeMemory(app.device, l->mem, NULL);
+        vkDestroyFence(app.vk.device, l->fence, NULL);
+        vkDestroyCommandPool(app.vk.device, l->pool, NULL);
+        vkDestroyBuffer(app.vk.device, l->src, NULL);
+        vkDestroyBuffer(app.vk.device, l->dst, NULL);
+        vkFreeMemory(app.vk.device, l->mem, NULL);
     }
-    vkDestroyDescriptorPool(app.device, app.desc_pool, NULL);
-    vkDestroyPipeline(app.device, app.pipeline, NULL);
-    vkDestroyPipelineLayout(app.device, app.pipe_layout, NULL);
-    vkDestroyDescriptorSetLayout(app.device, app.set_layout, NULL);
-    vkDestroyDevice(app.device, NULL);
-    vkDestroyInstance(app.instance, NULL);
+    vkDestroyDescriptorPool(app.vk.device, app.desc_pool, NULL);
+    vkDestroyPipeline(app.vk.device, app.pipeline, NULL);
+    vkDestroyPipelineLayout(app.vk.device, app.pipe_layout, NULL);
+    vkDestroyDescriptorSetLayout(app.vk.device, app.set_layout, NULL);
+    gz_min_vk_close(&app.vk);
     pthread_barrier_destroy(&app.start);
     pthread_barrier_destroy(&app.done);
     pthread_mutex_destroy(&app.queue_lock);

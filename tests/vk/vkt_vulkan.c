@@ -6,6 +6,8 @@
 #define _GNU_SOURCE
 #include "vkt.h"
 
+#include "gz_vk_min.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,25 +195,11 @@ static VkPhysicalDevice first_physical_device(VkInstance inst)
     return p;
 }
 
-/* A compute-capable family whose queues have timestamps. */
+/* A compute family, with timestamps if there is one: the program itself
+ * writes none, and the fault tests give it a device without any. */
 static uint32_t compute_family(VkPhysicalDevice phys)
 {
-    uint32_t n = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(phys, &n, NULL);
-    VkQueueFamilyProperties *f = calloc(n ? n : 1, sizeof *f);
-    if (!f)
-        vkt_die("out of memory");
-    vkGetPhysicalDeviceQueueFamilyProperties(phys, &n, f);
-    /* A compute family, with timestamps if there is one: the program itself
-     * writes none, and the fault tests give it a device without any. */
-    uint32_t found = UINT32_MAX;
-    for (uint32_t i = 0; i < n && found == UINT32_MAX; i++)
-        if ((f[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && f[i].timestampValidBits > 0)
-            found = i;
-    for (uint32_t i = 0; i < n && found == UINT32_MAX; i++)
-        if (f[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
-            found = i;
-    free(f);
+    uint32_t found = gz_min_vk_compute_family(phys);
     if (found == UINT32_MAX)
         vkt_die("no compute queue family");
     return found;
@@ -374,90 +362,17 @@ static void create_logical_device(struct vkt_device *d, enum vkt_features feat)
     }
 }
 
-static VkShaderModule shader_module(VkDevice dev, const uint32_t *code, size_t size)
-{
-    VkShaderModuleCreateInfo ci = {
-        .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-        .codeSize = size,
-        .pCode = code,
-    };
-    VkShaderModule m;
-    VKT_CHECK(vkCreateShaderModule(dev, &ci, NULL, &m));
-    return m;
-}
-
-static VkPipeline compute_pipeline(struct vkt_device *d, const uint32_t *code, size_t size)
-{
-    VkShaderModule m = shader_module(d->device, code, size);
-    VkComputePipelineCreateInfo ci = {
-        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-        .stage = {
-            .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-            .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-            .module = m,
-            .pName = "main",
-        },
-        .layout = d->pipe_layout,
-    };
-    VkPipeline p;
-    VKT_CHECK(vkCreateComputePipelines(d->device, VK_NULL_HANDLE, 1, &ci, NULL, &p));
-    vkDestroyShaderModule(d->device, m, NULL);
-    return p;
-}
-
 static void create_pipelines(struct vkt_device *d)
 {
-    VkDescriptorSetLayoutBinding binding = {
-        .binding = 0,
-        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-        .descriptorCount = 1,
-        .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
-    };
-    VkDescriptorSetLayoutCreateInfo dci = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-        .bindingCount = 1,
-        .pBindings = &binding,
-    };
-    VKT_CHECK(vkCreateDescriptorSetLayout(d->device, &dci, NULL, &d->set_layout));
-    VkPushConstantRange push = { VK_SHADER_STAGE_COMPUTE_BIT, 0, 2 * sizeof(uint32_t) };
-    VkPipelineLayoutCreateInfo lci = {
-        .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-        .setLayoutCount = 1,
-        .pSetLayouts = &d->set_layout,
-        .pushConstantRangeCount = 1,
-        .pPushConstantRanges = &push,
-    };
-    VKT_CHECK(vkCreatePipelineLayout(d->device, &lci, NULL, &d->pipe_layout));
-    d->add_pipe = compute_pipeline(d, add_spv, sizeof add_spv);
-    d->spin_pipe = compute_pipeline(d, spin_spv, sizeof spin_spv);
+    gz_min_vk_storage_layout(d->device, 2 * sizeof(uint32_t), &d->set_layout, &d->pipe_layout);
+    d->add_pipe = gz_min_vk_compute_pipeline(d->device, d->pipe_layout, add_spv, sizeof add_spv);
+    d->spin_pipe = gz_min_vk_compute_pipeline(d->device, d->pipe_layout, spin_spv, sizeof spin_spv);
 }
 
 static void create_descriptors(struct vkt_device *d)
 {
-    VkDescriptorPoolSize size = { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1 };
-    VkDescriptorPoolCreateInfo pci = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-        .maxSets = 1,
-        .poolSizeCount = 1,
-        .pPoolSizes = &size,
-    };
-    VKT_CHECK(vkCreateDescriptorPool(d->device, &pci, NULL, &d->desc_pool));
-    VkDescriptorSetAllocateInfo ai = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-        .descriptorPool = d->desc_pool,
-        .descriptorSetCount = 1,
-        .pSetLayouts = &d->set_layout,
-    };
-    VKT_CHECK(vkAllocateDescriptorSets(d->device, &ai, &d->set));
-    VkDescriptorBufferInfo bi = { d->work.buffer, 0, VK_WHOLE_SIZE };
-    VkWriteDescriptorSet w = {
-        .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-        .dstSet = d->set,
-        .descriptorCount = 1,
-        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-        .pBufferInfo = &bi,
-    };
-    vkUpdateDescriptorSets(d->device, 1, &w, 0, NULL);
+    d->desc_pool = gz_min_vk_storage_pool(d->device, 1);
+    d->set = gz_min_vk_storage_set(d->device, d->desc_pool, d->set_layout, d->work.buffer);
 }
 
 static void create_sync(struct vkt_device *d)
