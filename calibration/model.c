@@ -567,8 +567,11 @@ static void refine_step(gz_clock_model *m)
         }
     }
     best_k = best_k + (last_k - best_k) / 2;
-    double gap = step_in_gap(m, since, best_k ? ev[best_k - 1][0] : since,
-                             best_k < n ? ev[best_k][0] : INFINITY);
+    /* Between two pieces of evidence, the zones' gaps place it (a window
+     * open on one side held gaps of ms that a starved driver left in
+     * queued work, up to 100 ms before the step). */
+    double gap = best_k > 0 && best_k < n ? step_in_gap(m, since, ev[best_k - 1][0], ev[best_k][0])
+                                          : NAN;
     if (!isnan(gap))
         m->step_t = gap;
     else if (best_k == 0)
