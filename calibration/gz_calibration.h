@@ -109,10 +109,12 @@ const char *gz_calib_method_name(gz_calib_method m);
  * line before the step sat from that side's bounds (their slack), not in
  * the middle of a band that loose bounds make wide. Where a step fell is
  * read from the newest bounds one by one (the buckets know it only to
- * 10 ms), and the lines before the last GZ_MODEL_STEPS steps are kept for
- * the zones that wait to be converted. Drift is fitted up to
- * GZ_MODEL_MAX_DRIFT at first, then may change by 2000 ppm only: a drift
- * that joined two samples on either side of a step would hide it.
+ * 10 ms) and, in busy work, from the gaps between the newest zones'
+ * timestamps (gz_model_add_zone), and the lines before the last
+ * GZ_MODEL_STEPS steps are kept for the zones that wait to be converted.
+ * Drift is fitted up to GZ_MODEL_MAX_DRIFT at first, then may change by
+ * 2000 ppm only: a drift that joined two samples on either side of a step
+ * would hide it.
  * Constraints are kept per time bucket (the tightest of each side), so
  * memory is bounded at any submit rate. */
 #define GZ_MODEL_BUCKETS 1024
