@@ -594,7 +594,23 @@ static void refine_step(gz_clock_model *m)
             if (m->recent[i].lower && t > before_t && t < after_t && t > begin)
                 begin = t;
         }
-        m->step_t = (before_t + (begin > -INFINITY ? begin : after_t)) / 2;
+        /* And where the time before it is the begin of the work ahead,
+         * right before the work's begin, after the newest time known
+         * before it (the work ahead's end): the middle cut that work in
+         * two, and a step after it ended sent its end a step wrong. */
+        double last = before_t;
+        for (uint32_t i = 0; begin > -INFINITY && i < m->nrecent; i++) {
+            double t = rel(m, m->recent[i].gpu_ns);
+            if (t > last && t < begin)
+                last = t;
+        }
+        for (uint32_t i = 0; begin > -INFINITY && i < m->nzones; i++)
+            for (int k = 0; k < 2; k++) {
+                double t = rel(m, m->zones[i][k]);
+                if (t > last && t < begin)
+                    last = t;
+            }
+        m->step_t = (last + (begin > -INFINITY ? begin : after_t)) / 2;
     }
 }
 
