@@ -109,10 +109,12 @@ const char *gz_calib_method_name(gz_calib_method m);
  * line before the step sat from that side's bounds (their slack), not in
  * the middle of a band that loose bounds make wide. Where a step fell is
  * read from the newest bounds one by one (the buckets know it only to
- * 10 ms), and the lines before the last GZ_MODEL_STEPS steps are kept for
- * the zones that wait to be converted. Drift is fitted up to
- * GZ_MODEL_MAX_DRIFT at first, then may change by 2000 ppm only: a drift
- * that joined two samples on either side of a step would hide it.
+ * 10 ms) and, in busy work, from the gaps between the newest zones'
+ * timestamps (gz_model_add_zone), and the lines before the last
+ * GZ_MODEL_STEPS steps are kept for the zones that wait to be converted.
+ * Drift is fitted up to GZ_MODEL_MAX_DRIFT at first, then may change by
+ * 2000 ppm only: a drift that joined two samples on either side of a step
+ * would hide it.
  * Constraints are kept per time bucket (the tightest of each side), so
  * memory is bounded at any submit rate. */
 #define GZ_MODEL_BUCKETS 1024
@@ -125,6 +127,7 @@ const char *gz_calib_method_name(gz_calib_method m);
 #define GZ_MODEL_SLACKS 64   /* recent slacks kept per side */
 #define GZ_MODEL_RECENT 256  /* recent constraints kept one by one: 60 ms of a busy queue */
 #define GZ_MODEL_STEPS 8     /* lines kept from before earlier steps */
+#define GZ_MODEL_ZONES 256   /* recent zones' times kept: where in busy work a step fell */
 
 /* A line that held before GPU time t (relative to t_ref). */
 typedef struct gz_model_line {
@@ -197,6 +200,10 @@ typedef struct gz_clock_model {
      * (a suspect's fields; cut unused). */
     uint32_t nrecent, recent_next;
     gz_model_suspect recent[GZ_MODEL_RECENT];
+    /* The newest zones' GPU times (begin, end): the gaps between them
+     * inside a submission are short unless a step fell there. */
+    uint32_t nzones, zone_next;
+    uint64_t zones[GZ_MODEL_ZONES][2];
     /* The window: a ring of buckets, oldest first. */
     uint32_t head, count;
     gz_model_bucket buckets[GZ_MODEL_BUCKETS];
@@ -213,6 +220,10 @@ void gz_model_add_pair(gz_clock_model *m, gz_calib_method method, const gz_calib
  * of 0 means that side is unknown. */
 void gz_model_add_bounds(gz_clock_model *m, uint64_t gpu_begin_ns, uint64_t host_ns_not_before,
                          uint64_t gpu_end_ns, uint64_t host_ns_not_after);
+
+/* A zone's GPU times: no constraint, but where in a busy queue's work a
+ * step fell is read from the gaps between zones (model.c, step_in_gap). */
+void gz_model_add_zone(gz_clock_model *m, uint64_t begin_ns, uint64_t end_ns);
 
 /* Refits if constraints arrived since the last fit. Cost: about 60 passes
  * over the window. */

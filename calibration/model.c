@@ -416,6 +416,99 @@ static double median_slack(const gz_clock_model *m, int side)
     return v[n / 2];
 }
 
+void gz_model_add_zone(gz_clock_model *m, uint64_t begin_ns, uint64_t end_ns)
+{
+    m->zones[m->zone_next][0] = begin_ns;
+    m->zones[m->zone_next][1] = end_ns;
+    m->zone_next = (m->zone_next + 1) % GZ_MODEL_ZONES;
+    if (m->nzones < GZ_MODEL_ZONES)
+        m->nzones++;
+}
+
+/* Where in a busy queue a forward step fell, from the work's own times.
+ * Work on one queue runs in order and back to back while more is queued:
+ * between one timestamp and the next there is either a zone's own work
+ * (its begin, then its end) or a gap of a few us (the next command, or the
+ * next submission, which was submitted before the one ahead ended). A step
+ * makes one such gap longer by the step: there it fell. The bounds cannot
+ * say so when they are loose; the middle between them sent zones a step
+ * wrong, across a real idle of ms nearby (a host that did not submit in
+ * time) or inside a long submission (issue 18). Marks: submissions'
+ * begins (lower bounds: v + t is the submit's host time) and ends (upper
+ * bounds), and zones' begins and ends. Returns the middle of the gap in
+ * [from, to] whose idle, were the step there, is shortest and less than
+ * half the step; NAN where no gap fits (a step in an idle queue, or inside
+ * one zone's work: the bounds place it then). */
+#define GAP_SLACK 50000.0 /* ns the step's size may be misjudged by */
+enum { MARK_SUBMIT, MARK_DONE, MARK_BEGIN, MARK_END };
+typedef struct gz_mark {
+    double t, v;
+    int kind;
+} gz_mark;
+
+static int mark_by_time(const void *x, const void *y)
+{
+    const gz_mark *a = x, *b = y;
+    return a->t < b->t ? -1 : a->t > b->t;
+}
+
+static double step_in_gap(const gz_clock_model *m, double since, double from, double to)
+{
+    gz_mark x[GZ_MODEL_RECENT + 2 * GZ_MODEL_ZONES];
+    uint32_t n = 0;
+    double zones_from = INFINITY; /* the oldest zone kept: gaps before it may hide work */
+    for (uint32_t i = 0; i < m->nrecent; i++) {
+        double t = rel(m, m->recent[i].gpu_ns);
+        if (t > since)
+            x[n++] = (gz_mark){t, m->recent[i].v, m->recent[i].lower ? MARK_SUBMIT : MARK_DONE};
+    }
+    for (uint32_t i = 0; i < m->nzones; i++) {
+        double b = rel(m, m->zones[i][0]), e = rel(m, m->zones[i][1]);
+        zones_from = fmin(zones_from, b);
+        if (e > since) {
+            x[n++] = (gz_mark){b, 0, MARK_BEGIN};
+            x[n++] = (gz_mark){e, 0, MARK_END};
+        }
+    }
+    qsort(x, n, sizeof x[0], mark_by_time);
+    double best = NAN, best_idle = INFINITY;
+    bool inside = false; /* between a submission's begin and its end */
+    for (uint32_t i = 0; i + 1 < n; i++) {
+        if (x[i].kind == MARK_SUBMIT)
+            inside = true;
+        else if (x[i].kind == MARK_DONE)
+            inside = false;
+        double t1 = x[i].t, t2 = x[i + 1].t;
+        if (t1 < from || t2 > to || t1 < zones_from)
+            continue;
+        /* A begin, then an end: work (zones nest; two zones with the same
+         * times, a submission's and its command buffer's, may sort either
+         * way). A step there splits a zone. */
+        if ((x[i].kind == MARK_SUBMIT || x[i].kind == MARK_BEGIN) &&
+            (x[i + 1].kind == MARK_DONE || x[i + 1].kind == MARK_END))
+            continue;
+        double before = m->before_step_a + m->before_step_b * t1;
+        double step = before - (m->a + m->b * t2); /* forward: the offset falls */
+        double idle = t2 - t1 - step;
+        if (step < 2 * GAP_SLACK || idle <= -GAP_SLACK || idle >= step / 2 ||
+            fabs(idle) >= best_idle)
+            continue;
+        if (!inside) {
+            /* Between submissions: only where the next was submitted
+             * before this one ended (host times by the line before the
+             * step, which holds there if the step is in this gap). */
+            uint32_t k = i + 1;
+            while (k < n && x[k].kind != MARK_SUBMIT && x[k].t - t2 < GAP_SLACK)
+                k++;
+            if (k == n || x[k].kind != MARK_SUBMIT || x[k].v + x[k].t >= before + t1)
+                continue;
+        }
+        best_idle = fabs(idle);
+        best = (t1 + t2) / 2;
+    }
+    return best;
+}
+
 static void refine_step(gz_clock_model *m)
 {
     double since = m->nolder ? m->older[0].t : -INFINITY;
@@ -474,7 +567,14 @@ static void refine_step(gz_clock_model *m)
         }
     }
     best_k = best_k + (last_k - best_k) / 2;
-    if (best_k == 0)
+    /* Between two pieces of evidence, the zones' gaps place it (a window
+     * open on one side held gaps of ms that a starved driver left in
+     * queued work, up to 100 ms before the step). */
+    double gap = best_k > 0 && best_k < n ? step_in_gap(m, since, ev[best_k - 1][0], ev[best_k][0])
+                                          : NAN;
+    if (!isnan(gap))
+        m->step_t = gap;
+    else if (best_k == 0)
         m->step_t = fmin(m->step_t, ev[0][0]);
     else if (best_k == n)
         m->step_t = fmax(m->step_t, ev[n - 1][0]);
@@ -494,7 +594,23 @@ static void refine_step(gz_clock_model *m)
             if (m->recent[i].lower && t > before_t && t < after_t && t > begin)
                 begin = t;
         }
-        m->step_t = (before_t + (begin > -INFINITY ? begin : after_t)) / 2;
+        /* And where the time before it is the begin of the work ahead,
+         * right before the work's begin, after the newest time known
+         * before it (the work ahead's end): the middle cut that work in
+         * two, and a step after it ended sent its end a step wrong. */
+        double last = before_t;
+        for (uint32_t i = 0; begin > -INFINITY && i < m->nrecent; i++) {
+            double t = rel(m, m->recent[i].gpu_ns);
+            if (t > last && t < begin)
+                last = t;
+        }
+        for (uint32_t i = 0; begin > -INFINITY && i < m->nzones; i++)
+            for (int k = 0; k < 2; k++) {
+                double t = rel(m, m->zones[i][k]);
+                if (t > last && t < begin)
+                    last = t;
+            }
+        m->step_t = (last + (begin > -INFINITY ? begin : after_t)) / 2;
     }
 }
 

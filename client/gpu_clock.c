@@ -144,6 +144,7 @@ void gz_gpu_clock_zone_ns(gz_gpu_clock *c, uint64_t raw_begin, uint64_t raw_end,
     uint64_t begin = unwrap_before(c, raw_begin, end);
     *begin_ns = to_ns(c, begin);
     *end_ns = to_ns(c, end);
+    gz_model_add_zone(&c->model, *begin_ns, *end_ns);
 }
 
 void gz_gpu_clock_fit(gz_gpu_clock *c)

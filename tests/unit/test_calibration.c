@@ -506,6 +506,50 @@ static int test_model_step_inside_bucket(void)
     return 0;
 }
 
+static int test_model_step_in_busy_work(void)
+{
+    /* Issue 18: sync points every 100 ms, then a queue kept busy with 3 ms
+     * submissions, each submitted two ahead (6 ms before it begins) and
+     * seen complete 30 us after its end, with a labelled zone inside. The
+     * counter steps 2 ms ahead inside one submission, after its label
+     * ended: the bounds say only that the step lies within that
+     * submission, and its middle sent the label's end 2 ms early. The gap
+     * between the label's end and the submission's end is 90 us of work
+     * plus the step: there it is. */
+    gz_clock_model m;
+    gz_model_init(&m);
+    const uint64_t o = 5000; /* host - gpu before the step */
+    for (uint64_t g = 0; g <= 1000 * MS; g += 100 * MS) {
+        gz_calib_pair p = pair(g, g + o - 1000, 2000);
+        gz_model_add_pair(&m, GZ_CALIB_SYNC_POINT, &p);
+        gz_model_fit(&m);
+    }
+    const uint64_t step = 2 * MS, us = 1000, len = 3000 * us;
+    const uint64_t first = 1000 * MS + 10 * us;
+    const uint64_t step_at = first + 20 * (len + 10 * us) + 2950 * us; /* real time */
+    uint64_t label_end_gpu = 0, label_end_host = 0;
+    for (uint64_t k = 0; k < 40; k++) {
+        uint64_t b = first + k * (len + 10 * us), e = b + len - 10 * us; /* real times */
+        uint64_t lb = b + 5 * us, le = b + 2900 * us;
+#define GPU_OF(t) ((t) + ((t) >= step_at ? step : 0))
+        gz_model_add_bounds(&m, GPU_OF(b), b + o - 6 * MS, GPU_OF(e), e + o + 30 * us);
+        gz_model_add_zone(&m, GPU_OF(b), GPU_OF(e));
+        gz_model_add_zone(&m, GPU_OF(lb), GPU_OF(le));
+        if (k == 20) {
+            label_end_gpu = GPU_OF(le);
+            label_end_host = le + o;
+        }
+#undef GPU_OF
+        gz_model_fit(&m);
+    }
+    CHECK_U64(m.jumps, 1);
+    CHECK(llabs((int64_t)(gz_model_to_host(&m, label_end_gpu) - label_end_host)) < 50000);
+    /* The next submission's begin, after the step. */
+    uint64_t next = first + 21 * (len + 10 * us);
+    CHECK(llabs((int64_t)(gz_model_to_host(&m, next + step) - (next + o))) < 50000);
+    return 0;
+}
+
 static int test_model_epoch_clock(void)
 {
     /* NVIDIA's GPU clock counts ns from the Unix epoch (measured on an
@@ -663,6 +707,8 @@ int main(void)
     failed += run("model: a bound in the wrong wrap is no step", test_model_wrong_wrap_bound);
     failed += run("model: a bound just past a step waits for the next pair", test_model_bound_just_past_step);
     failed += run("model: a step inside one bucket", test_model_step_inside_bucket);
+    failed += run("model: a step inside busy work, placed by the zones' gaps",
+                  test_model_step_in_busy_work);
     failed += run("model: sync points a second apart leave drift to the bounds",
                   test_model_sparse_sync_points);
     failed += run("model: a GPU clock from the Unix epoch, to the ns", test_model_epoch_clock);
