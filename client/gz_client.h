@@ -13,17 +13,20 @@
 
 #include "gz_item.h"
 
+/* What the Vulkan layer and the GL/CL shims call from libgpuzones (its
+ * private version node, libgpuzones.map.in); unmarked functions stay inside
+ * the library (it is built with -fvisibility=hidden). */
 #define GZ_EXPORT __attribute__((visibility("default")))
 
 /* Host clock: CLOCK_MONOTONIC in ns. */
 GZ_EXPORT uint64_t gz_host_now_ns(void);
 /* CLOCK_MONOTONIC_RAW in ns (pocl stamps this domain). */
-GZ_EXPORT uint64_t gz_host_now_raw_ns(void);
+uint64_t gz_host_now_raw_ns(void);
 /* CLOCK_MONOTONIC minus CLOCK_MONOTONIC_RAW now, to translate a RAW time
  * taken about now; *uncertainty_ns: how far off it may be (a thread
  * preempted between the clock reads makes one reading wrong by the time it
  * was away: the tightest of a few is kept, and its width reported). */
-GZ_EXPORT int64_t gz_host_mono_minus_raw(uint64_t *uncertainty_ns);
+int64_t gz_host_mono_minus_raw(uint64_t *uncertainty_ns);
 
 typedef enum gz_track_api {
     GZ_API_VULKAN = 1,
@@ -56,7 +59,7 @@ typedef enum gz_frontend {
  * starts the client still gets its one line at exit. */
 GZ_EXPORT void gz_client_note_frontend(gz_frontend f);
 /* "Vulkan layer, OpenCL layer" for the noted front ends. */
-GZ_EXPORT const char *gz_client_frontend_names(char *buf, size_t size);
+const char *gz_client_frontend_names(char *buf, size_t size);
 
 /* Whether the client runs now (started and not stopped). */
 GZ_EXPORT bool gz_client_running(void);
@@ -77,7 +80,7 @@ GZ_EXPORT uint32_t gz_intern_once(uint32_t *cache, const char *name);
  * shares (a queue's label track shares the queue's), or 0 for its own. */
 GZ_EXPORT uint16_t gz_track_new(gz_track_api api, const char *name, double period_ns,
                                 uint32_t valid_bits, uint16_t clock_track);
-GZ_EXPORT void gz_track_set_name(uint16_t track, const char *name);
+void gz_track_set_name(uint16_t track, const char *name);
 /* The track's owner is gone (queue, context, device destroyed) and has
  * emitted its last zones. The worker writes what is left of it, frees its
  * state and clock, and only then gives its id to a new track. A track whose
@@ -88,7 +91,7 @@ GZ_EXPORT void gz_track_end(uint16_t track);
 GZ_EXPORT bool gz_emit(const gz_item *item);
 /* All of the items or none (a batch of zones must not lose half a pair).
  * When they are refused, the caller counts its zones as dropped. */
-GZ_EXPORT bool gz_emit_n(const gz_item *items, uint32_t n);
+bool gz_emit_n(const gz_item *items, uint32_t n);
 
 /* The clock items a context sends on their own (gz_item.h builds them; a
  * bound or sync point that travels with its zone goes in the zone's
@@ -122,7 +125,7 @@ static inline bool gz_emit_bound(uint16_t track, bool not_before, uint64_t ticks
 /* How many items the queue can take now (a hint). A collector about to
  * emit more stops and goes on at its next call: the worker takes the queue
  * in between, so a burst of finished work is delayed, never dropped. */
-GZ_EXPORT uint32_t gz_emit_room(void);
+uint32_t gz_emit_room(void);
 
 /* Zones lost before they reached the worker (rings full, results lost,
  * queue full). Kept in counters outside the queue so they are never lost. */
@@ -130,27 +133,27 @@ GZ_EXPORT void gz_count_dropped_zones(uint16_t track, uint64_t n);
 
 /* A new process-unique flow id (never 0). A zone item with GZ_ITEM_F_FLOW
  * and the same id ends the flow. */
-GZ_EXPORT uint64_t gz_flow_next(void);
+uint64_t gz_flow_next(void);
 
 /* The calling thread's id; names the thread in the trace on first use. */
-GZ_EXPORT uint32_t gz_thread_id(void);
+uint32_t gz_thread_id(void);
 
 /* A frame boundary on the calling thread now (a present, a swap, the
  * public API's frame mark); name: an interned id. */
-GZ_EXPORT void gz_frame_mark(uint32_t name);
+void gz_frame_mark(uint32_t name);
 
 /* A finished CPU zone on the calling thread. */
 GZ_EXPORT void gz_cpu_zone(uint32_t name, uint64_t begin_ns, uint64_t end_ns);
 /* A flow leaving the calling thread at ns (inside one of its CPU zones) to
  * the GPU zone whose item carries the same flow id. */
-GZ_EXPORT void gz_flow_out(uint64_t flow, uint64_t ns);
+void gz_flow_out(uint64_t flow, uint64_t ns);
 
 /* Readback hooks: the worker calls each registered collector about every
  * GPUZONES_POLL_MS and once more with final=true before it stops. Remove
  * waits until a call in progress has returned. */
 typedef void (*gz_collect_fn)(void *user, bool final);
-GZ_EXPORT int gz_collector_add(gz_collect_fn fn, void *user);
-GZ_EXPORT void gz_collector_remove(int id);
+int gz_collector_add(gz_collect_fn fn, void *user);
+void gz_collector_remove(int id);
 
 /* One "gpuzones: ..." line on stderr. */
 GZ_EXPORT void gz_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

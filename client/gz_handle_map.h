@@ -52,7 +52,7 @@ typedef struct gz_handle_map {
 
 GZ_EXPORT void gz_handle_map_init(gz_handle_map *m);
 /* Frees the buckets; the nodes are the callers'. */
-GZ_EXPORT void gz_handle_map_destroy(gz_handle_map *m);
+void gz_handle_map_destroy(gz_handle_map *m);
 /* Puts node under key; returns the node it replaces (NULL: none). */
 GZ_EXPORT gz_handle_node *gz_handle_map_put(gz_handle_map *m, uint64_t key, gz_handle_node *node);
 GZ_EXPORT gz_handle_node *gz_handle_map_get(gz_handle_map *m, uint64_t key);

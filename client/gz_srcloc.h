@@ -18,8 +18,8 @@ typedef struct gz_srcloc_view {
 } gz_srcloc_view;
 
 /* 0 when the intern table is full. NULL strings count as empty. */
-GZ_EXPORT uint32_t gz_srcloc_intern(const char *name, size_t name_len, const char *function,
-                                    const char *file, uint32_t line, uint32_t color);
+uint32_t gz_srcloc_intern(const char *name, size_t name_len, const char *function,
+                          const char *file, uint32_t line, uint32_t color);
 /* Splits an id from gz_srcloc_intern; false for anything else. */
 bool gz_srcloc_decode(uint32_t id, gz_srcloc_view *out);
 

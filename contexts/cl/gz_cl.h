@@ -34,7 +34,7 @@ typedef struct gz_cl_queue gz_cl_queue;
  * of memory (the caller then passes everything through untouched). */
 GZ_EXPORT gz_cl_queue *gz_cl_queue_new(const gz_cl_fns *fns, cl_device_id device,
                                        const char *label);
-GZ_EXPORT void gz_cl_queue_set_name(gz_cl_queue *q, const char *name, size_t len);
+void gz_cl_queue_set_name(gz_cl_queue *q, const char *name, size_t len);
 /* The owner is done with it: the context frees it once the commands still
  * pending have been read (or at exit). */
 GZ_EXPORT void gz_cl_queue_release(gz_cl_queue *q);
@@ -47,12 +47,12 @@ GZ_EXPORT void gz_cl_queue_release(gz_cl_queue *q);
 GZ_EXPORT bool gz_cl_queue_add(gz_cl_queue *q, cl_event ev, uint32_t name, bool srcloc,
                                unsigned kind, uint64_t before_ns, uint64_t after_ns);
 /* A zone lost before it reached the context (counted on its track). */
-GZ_EXPORT void gz_cl_queue_count_drop(gz_cl_queue *q);
+void gz_cl_queue_count_drop(gz_cl_queue *q);
 /* Reads what has completed now (the host just saw work complete, at a
  * clFinish or a wait). Never waits. */
 GZ_EXPORT void gz_cl_queue_collect(gz_cl_queue *q);
 /* The same for every live timeline. */
-GZ_EXPORT void gz_cl_collect_all(void);
+void gz_cl_collect_all(void);
 
 /* How many references to ev the context holds now (to answer the
  * application's CL_EVENT_REFERENCE_COUNT as if we held none). */

@@ -66,7 +66,7 @@ GZ_EXPORT gz_gl_ctx *gz_gl_ctx_acquire(void *key, gz_gl_resolve_fn resolve);
  * Contexts first seen at a make-current are numbered then. */
 GZ_EXPORT void gz_gl_ctx_created(void *key);
 /* The context for key if one exists, referenced; never creates. */
-GZ_EXPORT gz_gl_ctx *gz_gl_ctx_find(void *key);
+gz_gl_ctx *gz_gl_ctx_find(void *key);
 GZ_EXPORT void gz_gl_ctx_put(gz_gl_ctx *c);
 /* The GL context behind key is destroyed: no new zones; when current on
  * the calling thread (current_here), what is finished is read back first
@@ -88,7 +88,7 @@ typedef enum gz_gl_tag {
  * gz_srcloc id. */
 GZ_EXPORT uint32_t gz_gl_zone_begin(gz_gl_ctx *c, uint32_t name, gz_zone_kind kind, bool srcloc,
                                     gz_gl_tag tag);
-GZ_EXPORT void gz_gl_zone_end(gz_gl_ctx *c, uint32_t token);
+void gz_gl_zone_end(gz_gl_ctx *c, uint32_t token);
 /* Open zones with this tag. */
 GZ_EXPORT uint32_t gz_gl_zone_count_tag(gz_gl_ctx *c, gz_gl_tag tag);
 /* Ends the innermost open zone with this tag. */
@@ -139,6 +139,6 @@ GZ_EXPORT void gz_gl_collect(gz_gl_ctx *c, bool flush_all);
  * thread); no frame is open after it. */
 GZ_EXPORT void gz_gl_collect_final(gz_gl_ctx *c);
 /* Renames c's track. */
-GZ_EXPORT void gz_gl_ctx_set_name(gz_gl_ctx *c, const char *name, size_t len);
+void gz_gl_ctx_set_name(gz_gl_ctx *c, const char *name, size_t len);
 
 #endif

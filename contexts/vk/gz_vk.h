@@ -140,6 +140,6 @@ GZ_EXPORT void gz_vk_after_wait(gz_vk_device *dev, gz_vk_queue *q, const VkFence
                                 uint32_t nfences, bool all, uint64_t done_ns);
 
 /* Reads back every completed batch of every queue (never waits). */
-GZ_EXPORT void gz_vk_device_collect(gz_vk_device *dev);
+void gz_vk_device_collect(gz_vk_device *dev);
 
 #endif
