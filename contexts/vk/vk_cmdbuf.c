@@ -209,19 +209,7 @@ void gz_vk_cmdbuf_reset(gz_vk_cmdbuf *cb)
 
 /* VkCommandBuffer -> gz_vk_cmdbuf, for the layer's hooks and for the
  * explicit API's checks, which see only handles. */
-static gz_handle_map cmdbufs;
-
-static void cmdbufs_init(void)
-{
-    gz_handle_map_init(&cmdbufs);
-}
-
-static gz_handle_map *cmdbuf_map(void)
-{
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, cmdbufs_init);
-    return &cmdbufs;
-}
+static gz_handle_map cmdbufs = GZ_HANDLE_MAP_INITIALIZER; /* no once-check per lookup */
 
 /* A pool's command buffers, so that destroying or resetting the pool
  * reaches them. The app synchronizes the calls on a pool (Vulkan's rule):
@@ -279,7 +267,7 @@ void gz_vk_cmdpool_free(gz_vk_cmdpool *p)
         return;
     /* Destroying a pool frees its command buffers. */
     for (uint32_t i = 0; i < p->count; i++) {
-        gz_handle_map_remove_node(cmdbuf_map(), &p->cbs[i]->node);
+        gz_handle_map_remove_node(&cmdbufs, &p->cbs[i]->node);
         cmdbuf_free(p->cbs[i]);
     }
     free(p->cbs);
@@ -305,7 +293,7 @@ void gz_vk_cmdbuf_new(gz_vk_cmdpool *p, VkCommandBuffer handle, bool secondary)
     cb->handle = handle;
     cb->family = p->family;
     cb->secondary = secondary;
-    gz_handle_node *old = gz_handle_map_put(cmdbuf_map(), GZ_HANDLE_KEY(handle), &cb->node);
+    gz_handle_node *old = gz_handle_map_put(&cmdbufs, GZ_HANDLE_KEY(handle), &cb->node);
     if (old) {
         /* A handle the app freed without telling us (its pool reset by the
          * driver's rules, or an untracked free): the stale record goes. */
@@ -317,7 +305,7 @@ void gz_vk_cmdbuf_new(gz_vk_cmdpool *p, VkCommandBuffer handle, bool secondary)
 
 void gz_vk_cmdbuf_free(VkCommandBuffer handle)
 {
-    gz_handle_node *n = handle ? gz_handle_map_remove(cmdbuf_map(), GZ_HANDLE_KEY(handle)) : NULL;
+    gz_handle_node *n = handle ? gz_handle_map_remove(&cmdbufs, GZ_HANDLE_KEY(handle)) : NULL;
     if (!n)
         return;
     gz_vk_cmdbuf *cb = gz_container_of(n, gz_vk_cmdbuf, node);
@@ -327,7 +315,7 @@ void gz_vk_cmdbuf_free(VkCommandBuffer handle)
 
 gz_vk_cmdbuf *gz_vk_cmdbuf_find(VkCommandBuffer handle)
 {
-    gz_handle_node *n = gz_handle_map_get(cmdbuf_map(), GZ_HANDLE_KEY(handle));
+    gz_handle_node *n = gz_handle_map_get(&cmdbufs, GZ_HANDLE_KEY(handle));
     return n ? gz_container_of(n, gz_vk_cmdbuf, node) : NULL;
 }
 
