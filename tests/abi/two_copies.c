@@ -1,8 +1,10 @@
-/* A program that brings its own libgpuzones.so.0 of another release (the
- * stub) loads our layers, as the Vulkan loader, ocl-icd or a dlopen would:
+/* A program that brings its own libgpuzones.so.0 of another release
+ * (other_release.c) loads our layers, as the Vulkan loader, ocl-icd or a
+ * dlopen would:
  * each must be refused for the missing GPUZONES_PRIVATE_<release> version
  * instead of binding its calls to the program's copy.
- * argv[1]: the stub; argv[2..]: the layers. GZ_RELEASE: this build's release. */
+ * argv[1]: the other release's copy; argv[2..]: the layers.
+ * GZ_RELEASE: this build's release. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,7 +15,7 @@ int main(int argc, char **argv)
      * also leads to the real one. Once loaded, it is the process's
      * libgpuzones.so.0 for every library that needs one. */
     if (argc < 3 || !dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL)) {
-        fprintf(stderr, "FAIL: no stub to load first: %s\n", argc < 3 ? "no arguments" : dlerror());
+        fprintf(stderr, "FAIL: no other release's copy to load first: %s\n", argc < 3 ? "no arguments" : dlerror());
         return 1;
     }
     int failed = 0;
