@@ -15,7 +15,8 @@ int main(int argc, char **argv)
      * also leads to the real one. Once loaded, it is the process's
      * libgpuzones.so.0 for every library that needs one. */
     if (argc < 3 || !dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL)) {
-        fprintf(stderr, "FAIL: no other release's copy to load first: %s\n", argc < 3 ? "no arguments" : dlerror());
+        fprintf(stderr, "FAIL: no other release's copy to load first: %s\n",
+                argc < 3 ? "no arguments" : dlerror());
         return 1;
     }
     int failed = 0;
