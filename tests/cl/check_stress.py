@@ -24,11 +24,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import gztrace  # noqa: E402
 
 SLACK_NS = 200_000  # as check_cl.py: the clock model's error allowance
-# Measured here: 52 to 60 KiB a queue, the client's state of its track (its
-# clock model alone is 49.5 KiB), kept until the process ends for want of a
-# call that ends a track; the queue's own arrays (64 KiB at least) go with
-# it, and would show here if they did not.
-QUEUE_KIB = 100
+# Resident memory a queue created and released may leave behind. Measured
+# (2026-11-26): -3.3 KiB a queue as built in three CI runs, 17.9 in one on a
+# loaded machine, since a released queue ends its track and the client
+# reuses it; 76 to 101 KiB under AddressSanitizer, with its quarantine off,
+# which is its allocator's footprint (redzones, per-size-class caches), not
+# memory we keep. A leak of the queue's own arrays (64 KiB at least) fails
+# the bound as built; the one under ASan catches only a larger growth.
+QUEUE_KIB = 50
+QUEUE_KIB_ASAN = 200
 
 
 def main():
@@ -89,9 +93,10 @@ def main():
         per = grown / max(1, truth["queues"] - truth["measured_from"])
         print("resident memory: +%d KiB over %d queues, %.1f KiB a queue"
               % (grown, truth["queues"] - truth["measured_from"], per))
-        if per > QUEUE_KIB:
+        bound = QUEUE_KIB_ASAN if "ASAN_OPTIONS" in os.environ else QUEUE_KIB
+        if per > bound:
             errors.append("resident memory grows by %.1f KiB a queue created and released "
-                          "(at most %d expected)" % (per, QUEUE_KIB))
+                          "(at most %d expected)" % (per, bound))
     errors += trace.accounting_errors()
     for e in errors:
         print("FAIL:", e)
