@@ -110,11 +110,18 @@ const char *gz_calib_method_name(gz_calib_method m);
  * the middle of a band that loose bounds make wide. Where a step fell is
  * read from the newest bounds one by one (the buckets know it only to
  * 10 ms) and, in busy work, from the gaps between the newest zones'
- * timestamps (gz_model_add_zone), and the lines before the last
+ * timestamps (gz_model_add_zone); a forward step goes only where two
+ * times the model holds are at least half the step apart (the counter
+ * never goes back), and a step whose line before it nothing agreed with
+ * is the rest of the step before, not another. The lines before the last
  * GZ_MODEL_STEPS steps are kept for the zones that wait to be converted.
  * Drift is fitted up to GZ_MODEL_MAX_DRIFT at first, then may change by
  * 2000 ppm only: a drift that joined two samples on either side of a step
- * would hide it.
+ * would hide it. Over 500 ms of tight samples the drift is the slope of
+ * the widest band; over less it changes only as far as the constraints
+ * force it (after a step, the drift from before it holds until the new
+ * window is long). A contradiction that would tilt such a firm drift by
+ * more than 300 ppm is a step that a late completion showed in part.
  * Constraints are kept per time bucket (the tightest of each side), so
  * memory is bounded at any submit rate. */
 #define GZ_MODEL_BUCKETS 1024

@@ -9,6 +9,8 @@
 #define MAX_DRIFT GZ_MODEL_MAX_DRIFT
 #define MAX_DRIFT_CHANGE 2e-3 /* ±2000 ppm from the drift a window showed */
 #define SLOPE_SPAN 1e8 /* 100 ms of tight samples on both sides show the drift */
+#define CENTER_SPAN 5e8 /* 500 ms of them fix it better than the edge of their band */
+#define TILT_STEP 3e-4 /* a change of a firm drift beyond this is a step seen in part */
 #define FEASIBLE_SLACK 1.0       /* ns of rounding a fit may miss a constraint by */
 #define JUMP_NS 200000.0 /* a contradiction larger than this is a step (real ones are ms) */
 #define SEARCH_STEPS 50
@@ -340,17 +342,38 @@ static double width_at(const gz_clock_model *m, double slope)
     return e.hi_min - e.lo_max;
 }
 
+/* GPU time spanned by the window's tight samples (calibrated pairs and sync
+ * points): over a long span they fix the drift better than any edge of the
+ * band does. */
+static double tight_span(const gz_clock_model *m)
+{
+    const uint8_t tight = (1u << GZ_CALIB_CALIBRATED) | (1u << GZ_CALIB_SYNC_POINT);
+    double first = INFINITY, last = -INFINITY;
+    for (uint32_t i = 0; i < m->count; i++) {
+        const gz_model_bucket *b = &m->buckets[(m->head + i) % GZ_MODEL_BUCKETS];
+        if (!(b->methods & tight) || !b->has_lo || !b->has_hi)
+            continue;
+        first = fmin(first, fmin(b->lo_t, b->hi_t));
+        last = fmax(last, fmax(b->lo_t, b->hi_t));
+    }
+    return last > first ? last - first : 0;
+}
+
+/* The slope in [lo, hi] that leaves the band widest (width is concave). */
+static double widest_slope(const gz_clock_model *m, double lo, double hi)
+{
+    for (int i = 0; i < SEARCH_STEPS; i++) {
+        double m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
+        if (width_at(m, m1) < width_at(m, m2))
+            lo = m1;
+        else
+            hi = m2;
+    }
+    return (lo + hi) / 2;
+}
+
 static double best_slope(const gz_clock_model *m)
 {
-    /* The slope changes only when the constraints force it: while the one
-     * in use leaves a band (0 at first), it stays. Maximizing the margin is
-     * right for the offset but ill-conditioned for the slope: two tight
-     * constraints a few ms apart would let a tilted line widen the band and
-     * win. Once they contradict the slope in use, the slope with the
-     * largest margin is the one the tight constraints allow. */
-    envelope e = envelope_at(m, m->b);
-    if (!e.has_lo || !e.has_hi || e.hi_min - e.lo_max >= 0)
-        return m->b;
     /* Any drift the data supports at first (a timestampPeriod a few
      * percent off); once a window of tight samples has shown it, it may
      * change by MAX_DRIFT_CHANGE only (temperature moves a crystal by
@@ -361,14 +384,34 @@ static double best_slope(const gz_clock_model *m)
         lo = fmax(lo, m->b - MAX_DRIFT_CHANGE);
         hi = fmin(hi, m->b + MAX_DRIFT_CHANGE);
     }
+    /* Tight samples over CENTER_SPAN: the slope of the widest band. A
+     * slope that merely stays inside the band sat at its edge, tens of ppm
+     * off for as long as the brackets allowed, and each step kept it
+     * (issue 18: 46 ppm, zones 50 us off a second after a step). */
+    if (tight_span(m) >= CENTER_SPAN)
+        return widest_slope(m, lo, hi);
+    /* Over a shorter span, maximizing the margin is right for the offset
+     * but ill-conditioned for the slope: two tight constraints a few ms
+     * apart would let a tilted line widen the band and win. The slope
+     * changes only when the constraints force it, and then only as far as
+     * they do: to the edge of the slopes that leave a band nearest the one
+     * in use (after a step the window starts again, and the slope from
+     * before it is the better guess until the new window is long). */
+    envelope e = envelope_at(m, m->b);
+    if (!e.has_lo || !e.has_hi || e.hi_min - e.lo_max >= 0)
+        return m->b;
+    double widest = widest_slope(m, lo, hi);
+    if (!m->slope_known || width_at(m, widest) < 0)
+        return widest; /* the first drift, or a contradiction (a step) */
+    double in = widest, out = m->b; /* the band holds at in, not at out */
     for (int i = 0; i < SEARCH_STEPS; i++) {
-        double m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
-        if (width_at(m, m1) < width_at(m, m2))
-            lo = m1;
+        double mid = (in + out) / 2;
+        if (width_at(m, mid) >= 0)
+            in = mid;
         else
-            hi = m2;
+            out = mid;
     }
-    return (lo + hi) / 2;
+    return in;
 }
 
 static gz_calib_method best_method(const gz_clock_model *m)
@@ -509,6 +552,80 @@ static double step_in_gap(const gz_clock_model *m, double since, double from, do
     return best;
 }
 
+/* A forward step of S can only lie between two GPU times at least S apart:
+ * the counter never goes back, so two times on either side of the step
+ * are parted by the step plus the real time between them. Every time the
+ * model holds (bounds, sync points, zones: one counter, whichever queue)
+ * is a place the step is not. Where the evidence put the step into a
+ * shorter gap, it is wrong about which side some of it is on (a frame
+ * submitted 2 ms before its work began, behind a slow sync point, looked
+ * as if after the step; a completion seen late, as if before it), and the
+ * step goes to the gap of at least S/2 (its size is an estimate) that the
+ * evidence agrees with best, the nearest of equals. Zones went a whole
+ * step wrong (issue 18: 1986.7 us, and 849 us for one that causality
+ * clamped). Gaps before the oldest time kept may hide times: none there. */
+static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], uint32_t n)
+{
+    double step = (m->before_step_a + m->before_step_b * m->step_t) - (m->a + m->b * m->step_t);
+    if (step < 2 * GAP_SLACK)
+        return; /* backward, or too small to tell from real gaps */
+    double x[GZ_MODEL_RECENT + 2 * GZ_MODEL_ZONES];
+    uint32_t nx = 0;
+    double oldest[2] = {INFINITY, INFINITY}; /* of a ring that has wrapped */
+    for (uint32_t i = 0; i < m->nrecent; i++) {
+        double t = rel(m, m->recent[i].gpu_ns);
+        oldest[0] = fmin(oldest[0], t);
+        if (t > since)
+            x[nx++] = t;
+    }
+    for (uint32_t i = 0; i < m->nzones; i++)
+        for (int k = 0; k < 2; k++) {
+            double t = rel(m, m->zones[i][k]);
+            oldest[1] = fmin(oldest[1], t);
+            if (t > since)
+                x[nx++] = t;
+        }
+    double from = since; /* the rings hold every time from here on */
+    if (m->nrecent == GZ_MODEL_RECENT)
+        from = fmax(from, oldest[0]);
+    if (m->nzones == GZ_MODEL_ZONES)
+        from = fmax(from, oldest[1]);
+    if (nx < 2)
+        return;
+    qsort(x, nx, sizeof x[0], by_value);
+    /* The gap the step is in now: fine when it is long enough, or when
+     * nothing is known of one side of it. */
+    uint32_t at = 0;
+    while (at < nx && x[at] <= m->step_t)
+        at++;
+    if (at == 0 || at == nx || x[at - 1] < from || x[at] - x[at - 1] >= step / 2)
+        return;
+    /* Each long gap: the weight of the evidence that agrees with the step
+     * there (before it for negative weights, after it for positive ones). */
+    double after = 0;
+    for (uint32_t i = 0; i < n; i++)
+        after += ev[i][1] > 0 ? ev[i][1] : 0;
+    double before = 0, best = -INFINITY, best_t = NAN;
+    uint32_t e = 0;
+    for (uint32_t i = 0; i + 1 < nx; i++) {
+        for (; e < n && ev[e][0] <= x[i]; e++) {
+            if (ev[e][1] > 0)
+                after -= ev[e][1];
+            else
+                before -= ev[e][1];
+        }
+        if (x[i] < from || x[i + 1] - x[i] < step / 2)
+            continue;
+        double mid = (x[i] + x[i + 1]) / 2, score = before + after;
+        if (score > best || (score == best && fabs(mid - m->step_t) < fabs(best_t - m->step_t))) {
+            best = score;
+            best_t = mid;
+        }
+    }
+    if (!isnan(best_t))
+        m->step_t = best_t;
+}
+
 static void refine_step(gz_clock_model *m)
 {
     double since = m->nolder ? m->older[0].t : -INFINITY;
@@ -541,6 +658,8 @@ static void refine_step(gz_clock_model *m)
             w = 1; /* the line after meets it closely, the line before not */
         else if (into_before > -step / 2 && into_before > into_after)
             w = -1;
+        else
+            w = into_after > into_before ? 0.5 : -0.5; /* nearer one: a hint */
         if (w != 0) {
             ev[n][0] = t;
             ev[n++][1] = w;
@@ -548,6 +667,25 @@ static void refine_step(gz_clock_model *m)
     }
     if (!n)
         return;
+    /* Nothing since the step before agrees with the line after it that
+     * this step ends: that line was wrong, not the clock again (the line
+     * after a step that bounds alone show is placed by how close bounds
+     * came, and one placed 0.78 ms short was the second half of a 2 ms
+     * step). One step: the line now holds from the step before, placed
+     * anew with the lines on either side of it. */
+    bool against = false;
+    for (uint32_t i = 0; i < n && !against; i++)
+        against = ev[i][1] < 0;
+    if (!against && m->nolder) {
+        m->before_step_a = m->older[0].a;
+        m->before_step_b = m->older[0].b;
+        m->step_t = m->older[0].t;
+        memmove(&m->older[0], &m->older[1], (GZ_MODEL_STEPS - 1) * sizeof m->older[0]);
+        m->nolder--;
+        m->jumps--;
+        refine_step(m);
+        return;
+    }
     qsort(ev, n, sizeof ev[0], by_time);
     /* Split k: evidence [0, k) before the step, [k, n) after it. */
     double score = 0;
@@ -612,6 +750,28 @@ static void refine_step(gz_clock_model *m)
             }
         m->step_t = (last + (begin > -INFINITY ? begin : after_t)) / 2;
     }
+    snap_to_gap(m, since, ev, n);
+}
+
+/* Drops the fewest oldest of the count buckets from head that leaves the
+ * rest agreeing, at the best slope or at the one given (fewer constraints
+ * never agree less, so a binary search finds it in a few fits). Returns
+ * how many it dropped. */
+static uint32_t drop_until_agree(gz_clock_model *m, uint32_t head, uint32_t count, double slope)
+{
+    uint32_t lo = 0, hi = count - 1;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        m->head = (head + mid) % GZ_MODEL_BUCKETS;
+        m->count = count - mid;
+        if (width_at(m, isnan(slope) ? best_slope(m) : slope) >= -FEASIBLE_SLACK)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    m->head = (head + lo) % GZ_MODEL_BUCKETS;
+    m->count = count - lo;
+    return lo;
 }
 
 void gz_model_fit(gz_clock_model *m)
@@ -628,8 +788,7 @@ void gz_model_fit(gz_clock_model *m)
     double width = width_at(m, slope);
     /* Contradicting constraints: the clock stepped, or the drift changed.
      * The newest constraints describe the clock now: drop the fewest oldest
-     * buckets that leaves the rest agreeing (fewer constraints never agree
-     * less, so a binary search finds it in a few fits). */
+     * buckets that leaves the rest agreeing (drop_until_agree). */
     bool was_tight = m->method == GZ_CALIB_CALIBRATED || m->method == GZ_CALIB_SYNC_POINT;
     bool step_pending = m->step_pending;
     uint64_t jumps = m->jumps;
@@ -637,18 +796,22 @@ void gz_model_fit(gz_clock_model *m)
     if (width < -FEASIBLE_SLACK) {
         double contradiction = -width;
         uint32_t head = m->head, count = m->count;
-        uint32_t lo = 0, hi = count - 1; /* fewer buckets never agree less */
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            m->head = (head + mid) % GZ_MODEL_BUCKETS;
-            m->count = count - mid;
-            if (width_at(m, best_slope(m)) >= -FEASIBLE_SLACK)
-                hi = mid;
-            else
-                lo = mid + 1;
+        /* A drift that 500 ms of tight samples showed changes by ppm: a
+         * contradiction that the rest of the window meets only with the
+         * line tilted by more than TILT_STEP is a step that a late
+         * completion showed in part (the line tilted by 460 ppm over the
+         * 200 ms before a 2 ms step, and the zones of the second before it
+         * went up to 427 us late). The drift stays, and the line after the
+         * step comes from the constraints after it; the rest of the step
+         * shows soon, and refine_step makes the two one. */
+        bool firm = m->slope_known && tight_span(m) >= CENTER_SPAN;
+        uint32_t lo = drop_until_agree(m, head, count, NAN);
+        bool tilted = false;
+        if (firm && contradiction <= JUMP_NS && !step_pending &&
+            fabs(best_slope(m) - m->b) > TILT_STEP) {
+            lo = drop_until_agree(m, head, count, m->b);
+            tilted = true;
         }
-        m->head = (head + lo) % GZ_MODEL_BUCKETS;
-        m->count = count - lo;
         double dropped_t = -INFINITY; /* the newest constraint dropped */
         if (lo) {
             const gz_model_bucket *last = &m->buckets[(head + lo - 1) % GZ_MODEL_BUCKETS];
@@ -667,7 +830,7 @@ void gz_model_fit(gz_clock_model *m)
             else
                 first->has_hi = false;
         }
-        if ((contradiction > JUMP_NS || step_pending) && m->fitted) {
+        if ((contradiction > JUMP_NS || step_pending || tilted) && m->fitted) {
             /* A step: the line so far still holds before it. The step lies
              * after the newest dropped constraint (it contradicts what came
              * later) and before the oldest kept one that contradicts the
