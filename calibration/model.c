@@ -675,7 +675,7 @@ static void refine_step(gz_clock_model *m)
      * anew with the lines on either side of it. */
     bool against = false;
     for (uint32_t i = 0; i < n && !against; i++)
-        against = ev[i][1] < 0;
+        against = ev[i][1] <= -1; /* a hint (0.5) is no support */
     if (!against && m->nolder) {
         m->before_step_a = m->older[0].a;
         m->before_step_b = m->older[0].b;
