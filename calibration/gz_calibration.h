@@ -211,6 +211,11 @@ typedef struct gz_clock_model {
      * inside a submission are short unless a step fell there. */
     uint32_t nzones, zone_next;
     uint64_t zones[GZ_MODEL_ZONES][2];
+    /* Times that came in after the last step was placed, older than the
+     * newest it was placed with (completions are seen late, a sync point
+     * may come first): it is placed again at the next fit. */
+    double placed_upto;
+    bool replace_step;
     /* The window: a ring of buckets, oldest first. */
     uint32_t head, count;
     gz_model_bucket buckets[GZ_MODEL_BUCKETS];

@@ -125,8 +125,22 @@ static double offset_of(gz_clock_model *m, uint64_t host_ns, uint64_t gpu_ns)
 
 /* The newest bounds one by one (the buckets keep only the tightest of 10
  * ms): where exactly a step fell (refine_step). */
+/* A time from before the newest the last step was placed with, near it and
+ * after the step before it: that step is placed again (gz_model_fit). A
+ * sync point from after a step came before the completions of the 18 ms of
+ * work ahead of it, and the step, placed in the middle of that work with
+ * nothing known of it, stayed there: 25 zones 2 ms wrong. */
+#define REPLACE_SPAN 1e8 /* 100 ms: the longest host stall that hides completions */
+static void note_late(gz_clock_model *m, uint64_t gpu_ns)
+{
+    double t = rel(m, gpu_ns), since = m->nolder ? m->older[0].t : -INFINITY;
+    if (m->has_before_step && t > since && t < m->placed_upto && fabs(t - m->step_t) < REPLACE_SPAN)
+        m->replace_step = true;
+}
+
 static void note_recent(gz_clock_model *m, uint64_t gpu_ns, double v, bool lower)
 {
+    note_late(m, gpu_ns);
     m->recent[m->recent_next] = (gz_model_suspect){.gpu_ns = gpu_ns, .v = v, .lower = lower};
     m->recent_next = (m->recent_next + 1) % GZ_MODEL_RECENT;
     if (m->nrecent < GZ_MODEL_RECENT)
@@ -461,6 +475,7 @@ static double median_slack(const gz_clock_model *m, int side)
 
 void gz_model_add_zone(gz_clock_model *m, uint64_t begin_ns, uint64_t end_ns)
 {
+    note_late(m, begin_ns);
     m->zones[m->zone_next][0] = begin_ns;
     m->zones[m->zone_next][1] = end_ns;
     m->zone_next = (m->zone_next + 1) % GZ_MODEL_ZONES;
@@ -626,9 +641,11 @@ static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], 
         m->step_t = best_t;
 }
 
-static void refine_step(gz_clock_model *m)
+static void refine_step(gz_clock_model *m, bool at_jump)
 {
     double since = m->nolder ? m->older[0].t : -INFINITY;
+    m->placed_upto = m->newest_t;
+    m->replace_step = false;
     /* A likelihood counts only from a side whose bounds are usually
      * within a quarter of the step: in a busy queue work starts a
      * submission or more after its submit, and a start bound from before
@@ -672,18 +689,19 @@ static void refine_step(gz_clock_model *m)
      * after a step that bounds alone show is placed by how close bounds
      * came, and one placed 0.78 ms short was the second half of a 2 ms
      * step). One step: the line now holds from the step before, placed
-     * anew with the lines on either side of it. */
+     * anew with the lines on either side of it. Only when the step is
+     * found: placed again later, the support may have left the ring. */
     bool against = false;
     for (uint32_t i = 0; i < n && !against; i++)
         against = ev[i][1] <= -1; /* a hint (0.5) is no support */
-    if (!against && m->nolder) {
+    if (!against && m->nolder && at_jump) {
         m->before_step_a = m->older[0].a;
         m->before_step_b = m->older[0].b;
         m->step_t = m->older[0].t;
         memmove(&m->older[0], &m->older[1], (GZ_MODEL_STEPS - 1) * sizeof m->older[0]);
         m->nolder--;
         m->jumps--;
-        refine_step(m);
+        refine_step(m, true);
         return;
     }
     qsort(ev, n, sizeof ev[0], by_time);
@@ -779,6 +797,8 @@ void gz_model_fit(gz_clock_model *m)
     /* Refit for binding constraints, and at least every REFIT_SPAN of GPU
      * time: drift that curves then never builds up into a contradiction
      * large enough to pass for a step. */
+    if (m->replace_step)
+        refine_step(m, false);
     if (!m->count || (!m->dirty && m->newest_t - m->fit_t < REFIT_SPAN))
         return;
     m->fit_t = m->newest_t;
@@ -925,7 +945,7 @@ void gz_model_fit(gz_clock_model *m)
             }
         }
         m->nsuspects = 0;
-        refine_step(m);
+        refine_step(m, true);
     }
     if (!m->slope_known && e.has_lo && e.has_hi && m->method != GZ_CALIB_BOUNDS) {
         const gz_model_bucket *first = bucket_at(m, 0);
