@@ -216,6 +216,10 @@ typedef struct gz_clock_model {
      * may come first): it is placed again at the next fit. */
     double placed_upto;
     bool replace_step;
+    /* After a step, the window's oldest time: a time older than that comes
+     * late from before the step, or too late to matter, and is evidence
+     * for where the step fell only, not a constraint on the line after. */
+    double window_from;
     /* The window: a ring of buckets, oldest first. */
     uint32_t head, count;
     gz_model_bucket buckets[GZ_MODEL_BUCKETS];

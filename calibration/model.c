@@ -79,8 +79,18 @@ static bool binding(const gz_clock_model *m, double t, double v, bool lower)
     return lower ? v > line - half - FEASIBLE_SLACK : v < line + half + FEASIBLE_SLACK;
 }
 
+/* A time that came after the step that began the window, older than the
+ * window (see window_from): a completion seen late from before the step
+ * sent the line after it 2 ms back (a second, false step). */
+static bool before_window(const gz_clock_model *m, uint64_t gpu_ns)
+{
+    return m->has_before_step && rel(m, gpu_ns) < m->window_from;
+}
+
 static void add_lo(gz_clock_model *m, uint64_t gpu_ns, double lo, gz_calib_method method)
 {
+    if (before_window(m, gpu_ns))
+        return;
     gz_model_bucket *b = bucket_for(m, gpu_ns);
     double t = rel(m, gpu_ns);
     if (!b->has_lo || lo > b->lo) {
@@ -97,6 +107,8 @@ static void add_lo(gz_clock_model *m, uint64_t gpu_ns, double lo, gz_calib_metho
 
 static void add_hi(gz_clock_model *m, uint64_t gpu_ns, double hi, gz_calib_method method)
 {
+    if (before_window(m, gpu_ns))
+        return;
     gz_model_bucket *b = bucket_for(m, gpu_ns);
     double t = rel(m, gpu_ns);
     if (!b->has_hi || hi < b->hi) {
@@ -945,6 +957,14 @@ void gz_model_fit(gz_clock_model *m)
             }
         }
         m->nsuspects = 0;
+        m->window_from = INFINITY;
+        for (uint32_t i = 0; i < m->count; i++) {
+            const gz_model_bucket *b = bucket_at(m, i);
+            if (b->has_lo)
+                m->window_from = fmin(m->window_from, b->lo_t);
+            if (b->has_hi)
+                m->window_from = fmin(m->window_from, b->hi_t);
+        }
         refine_step(m, true);
     }
     if (!m->slope_known && e.has_lo && e.has_hi && m->method != GZ_CALIB_BOUNDS) {

@@ -719,6 +719,54 @@ static int test_model_step_seen_in_part(void)
     return 0;
 }
 
+static int test_model_step_placed_again(void)
+{
+    /* Issue 18: a host stall. Sync points every 100 ms, then submissions
+     * of 300 us back to back, each submitted 1 ms ahead and seen complete
+     * 20 us after its end; the counter steps 2 ms ahead in the 25th. A
+     * sync point after the 40th comes in before the completions of the
+     * 21st to the 40th (the host saw them late): the step was placed in
+     * the middle of what it knew nothing of, near the 30th, and kept there
+     * when the completions came; the 26th to the 30th went 2 ms early. */
+    gz_clock_model m;
+    gz_model_init(&m);
+    const uint64_t o = 5000, us = 1000, step = 2 * MS, len = 300 * us;
+    for (uint64_t g = 0; g <= 1000 * MS; g += 100 * MS) {
+        gz_calib_pair p = pair(g, g + o, us);
+        gz_model_add_pair(&m, GZ_CALIB_SYNC_POINT, &p);
+        gz_model_fit(&m);
+    }
+    const uint64_t first = 1000 * MS + 10 * us, step_at = first + 24 * len + 150 * us; /* real */
+#define GPU_OF(t) ((t) + ((t) >= step_at ? step : 0))
+    for (uint64_t k = 0; k < 41; k++) {
+        if (k == 21) {
+            uint64_t s = first + 41 * len + 50 * us; /* after the 40th */
+            gz_calib_pair p = pair(GPU_OF(s), s + o, us);
+            gz_model_add_pair(&m, GZ_CALIB_SYNC_POINT, &p);
+            gz_model_fit(&m);
+        }
+        uint64_t b = first + k * len, e = b + len - 5 * us;
+        gz_model_add_bounds(&m, GPU_OF(b), b + o - MS, GPU_OF(e), e + o + 20 * us);
+        gz_model_add_zone(&m, GPU_OF(b), GPU_OF(e));
+        gz_model_fit(&m);
+    }
+    CHECK_U64(m.jumps, 1);
+    for (uint64_t k = 21; k < 41; k++) {
+        uint64_t b = first + k * len, e = b + len - 5 * us;
+        if (b < step_at && e >= step_at)
+            continue; /* straddles the step */
+        int64_t eb = (int64_t)(gz_model_to_host(&m, GPU_OF(b)) - (b + o));
+        int64_t ee = (int64_t)(gz_model_to_host(&m, GPU_OF(e)) - (e + o));
+        if (llabs(eb) > 50000 || llabs(ee) > 50000) {
+            fprintf(stderr, "submission %llu: %lld us at its begin, %lld at its end\n",
+                    (unsigned long long)k, (long long)eb / 1000, (long long)ee / 1000);
+            return 1;
+        }
+    }
+#undef GPU_OF
+    return 0;
+}
+
 static int test_model_epoch_clock(void)
 {
     /* NVIDIA's GPU clock counts ns from the Unix epoch (measured on an
@@ -883,6 +931,8 @@ int main(void)
     failed += run("model: a step after a frame behind a slow sync point",
                   test_model_step_after_slow_sync_point);
     failed += run("model: a step seen in part is a step, not a tilt", test_model_step_seen_in_part);
+    failed += run("model: a step is placed again when completions come late",
+                  test_model_step_placed_again);
     failed += run("model: sync points a second apart leave drift to the bounds",
                   test_model_sparse_sync_points);
     failed += run("model: a GPU clock from the Unix epoch, to the ns", test_model_epoch_clock);
