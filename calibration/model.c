@@ -455,12 +455,13 @@ static gz_calib_method best_method(const gz_clock_model *m)
  * a zone between is off by the whole step; the newest bounds one by one
  * place it to a submission. Each bound since the step before is evidence:
  * one that a line breaks proves the time was on the other side of the
- * step; one that a line meets with less than half the step to spare
- * (a CPU that saw the work half a step late, a submission that started
- * half a step late) makes that side likely. The step goes where the
- * evidence agrees best: a proof outweighs any number of likelihoods, so a
- * bound now and then that is far looser than usual moves nothing. */
-#define PROOF_WEIGHT 1000
+ * step; one that both lines meet weighs the log of the odds of its
+ * latency under each (latency_odds), so a bound that is a step from the
+ * one line and as close to the other as bounds usually come counts, and
+ * one that a stall left far from both hardly does. The step goes where
+ * the evidence agrees best: a proof outweighs any number of likelihoods,
+ * so a bound now and then that is far looser than usual moves nothing. */
+#define PROOF_WEIGHT 1e6
 static int by_value(const void *x, const void *y)
 {
     double a = *(const double *)x, b = *(const double *)y;
@@ -653,6 +654,24 @@ static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], 
         m->step_t = best_t;
 }
 
+/* How much likelier a bound's latency (how far it is from the clock: work
+ * begun after its submit, completion seen after the work ended) is l1 than
+ * l2, for a side whose latencies are typically tau: mostly about tau, now
+ * and then a stall of up to STALL_NS (the host descheduled). A bound near
+ * one line and a step from the other is good evidence; one a stall from
+ * both says next to nothing (a completion seen 2.3 ms or 4.3 ms late: a
+ * fixed hint for the nearer line sent a step a whole step wrong as often
+ * as it placed one right). */
+#define STALL_SHARE 0.05
+#define STALL_NS 2e7 /* 20 ms */
+static double latency_odds(double l1, double l2, double tau)
+{
+    tau = fmax(tau, 1000.0); /* no side is typically closer than 1 us */
+    double p1 = (1 - STALL_SHARE) / tau * exp(-fmax(l1, 0) / tau) + STALL_SHARE / STALL_NS;
+    double p2 = (1 - STALL_SHARE) / tau * exp(-fmax(l2, 0) / tau) + STALL_SHARE / STALL_NS;
+    return p1 / p2;
+}
+
 static void refine_step(gz_clock_model *m, bool at_jump)
 {
     double since = m->nolder ? m->older[0].t : -INFINITY;
@@ -683,12 +702,8 @@ static void refine_step(gz_clock_model *m, bool at_jump)
             w = -PROOF_WEIGHT;
         else if (typical[x->lower ? 0 : 1] > step / 4)
             w = 0;
-        else if (into_after > -step / 2 && into_after > into_before)
-            w = 1; /* the line after meets it closely, the line before not */
-        else if (into_before > -step / 2 && into_before > into_after)
-            w = -1;
         else
-            w = into_after > into_before ? 0.5 : -0.5; /* nearer one: a hint */
+            w = log(latency_odds(-into_after, -into_before, typical[x->lower ? 0 : 1]));
         if (w != 0) {
             ev[n][0] = t;
             ev[n++][1] = w;
@@ -705,7 +720,7 @@ static void refine_step(gz_clock_model *m, bool at_jump)
      * found: placed again later, the support may have left the ring. */
     bool against = false;
     for (uint32_t i = 0; i < n && !against; i++)
-        against = ev[i][1] <= -1; /* a hint (0.5) is no support */
+        against = ev[i][1] <= -1; /* odds of e or more: weaker is no support */
     if (!against && m->nolder && at_jump) {
         m->before_step_a = m->older[0].a;
         m->before_step_b = m->older[0].b;
