@@ -117,11 +117,13 @@ const char *gz_calib_method_name(gz_calib_method m);
  * GZ_MODEL_STEPS steps are kept for the zones that wait to be converted.
  * Drift is fitted up to GZ_MODEL_MAX_DRIFT at first, then may change by
  * 2000 ppm only: a drift that joined two samples on either side of a step
- * would hide it. Over 500 ms of tight samples the drift is the slope of
- * the widest band; over less it changes only as far as the constraints
- * force it (after a step, the drift from before it holds until the new
- * window is long). A contradiction that would tilt such a firm drift by
- * more than 300 ppm is a step that a late completion showed in part.
+ * would hide it. The drift is the slope of the widest band where the
+ * window pins the slopes it allows more closely than the drift in use was
+ * pinned; else the drift in use stays, or moves only as far as the
+ * constraints force it (after a step, the drift from before it holds until
+ * the new window is long). A contradiction that would tilt a drift that
+ * 500 ms of tight samples showed by more than 300 ppm is a step that a
+ * late completion showed in part.
  * Constraints are kept per time bucket (the tightest of each side), so
  * memory is bounded at any submit rate. */
 #define GZ_MODEL_BUCKETS 1024
@@ -220,6 +222,10 @@ typedef struct gz_clock_model {
      * late from before the step, or too late to matter, and is evidence
      * for where the step fell only, not a constraint on the line after. */
     double window_from;
+    /* How closely the drift in use is known (half the slopes its window
+     * allowed) and when: a later window replaces it only where it knows it
+     * more closely (model.c, best_slope). */
+    double slope_spread, spread_t;
     /* The window: a ring of buckets, oldest first. */
     uint32_t head, count;
     gz_model_bucket buckets[GZ_MODEL_BUCKETS];

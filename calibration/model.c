@@ -9,7 +9,8 @@
 #define MAX_DRIFT GZ_MODEL_MAX_DRIFT
 #define MAX_DRIFT_CHANGE 2e-3 /* ±2000 ppm from the drift a window showed */
 #define SLOPE_SPAN 1e8 /* 100 ms of tight samples on both sides show the drift */
-#define CENTER_SPAN 5e8 /* 500 ms of them fix it better than the edge of their band */
+#define FIRM_SPAN 5e8 /* 500 ms of them: a drift that changes by ppm only */
+#define SPREAD_AGING 2e-6 /* per second: how fast a known drift may wander */
 #define TILT_STEP 3e-4 /* a change of a firm drift beyond this is a step seen in part */
 #define FEASIBLE_SLACK 1.0       /* ns of rounding a fit may miss a constraint by */
 #define JUMP_NS 200000.0 /* a contradiction larger than this is a step (real ones are ms) */
@@ -24,6 +25,7 @@
 void gz_model_init(gz_clock_model *m)
 {
     memset(m, 0, sizeof *m);
+    m->slope_spread = INFINITY; /* no drift known yet */
     m->method = GZ_CALIB_NONE;
 }
 
@@ -398,8 +400,36 @@ static double widest_slope(const gz_clock_model *m, double lo, double hi)
     return (lo + hi) / 2;
 }
 
-static double best_slope(const gz_clock_model *m)
+/* The edge of the slopes that leave a band, from in (a band) toward out. */
+static double band_edge(const gz_clock_model *m, double in, double out)
 {
+    if (width_at(m, out) >= 0)
+        return out;
+    for (int i = 0; i < SEARCH_STEPS; i++) {
+        double mid = (in + out) / 2;
+        if (width_at(m, mid) >= 0)
+            in = mid;
+        else
+            out = mid;
+    }
+    return in;
+}
+
+/* How closely the slope in use is known: half the range of slopes that
+ * the window it came from allowed, widened by SPREAD_AGING as the clock's
+ * rate may wander since. */
+static double slope_spread(const gz_clock_model *m)
+{
+    return m->slope_spread + SPREAD_AGING * fmax(m->newest_t - m->spread_t, 0) / 1e9;
+}
+
+/* The slope for the window. *spread, where not NULL, is set to half the
+ * range of slopes the window allows when the slope comes from the window
+ * alone, and to NAN when it does not. */
+static double best_slope(const gz_clock_model *m, double *spread)
+{
+    if (spread)
+        *spread = NAN;
     /* Any drift the data supports at first (a timestampPeriod a few
      * percent off); once a window of tight samples has shown it, it may
      * change by MAX_DRIFT_CHANGE only (temperature moves a crystal by
@@ -410,34 +440,33 @@ static double best_slope(const gz_clock_model *m)
         lo = fmax(lo, m->b - MAX_DRIFT_CHANGE);
         hi = fmin(hi, m->b + MAX_DRIFT_CHANGE);
     }
-    /* Tight samples over CENTER_SPAN: the slope of the widest band. A
-     * slope that merely stays inside the band sat at its edge, tens of ppm
-     * off for as long as the brackets allowed, and each step kept it
-     * (issue 18: 46 ppm, zones 50 us off a second after a step). */
-    if (tight_span(m) >= CENTER_SPAN)
-        return widest_slope(m, lo, hi);
-    /* Over a shorter span, maximizing the margin is right for the offset
-     * but ill-conditioned for the slope: two tight constraints a few ms
-     * apart would let a tilted line widen the band and win. The slope
-     * changes only when the constraints force it, and then only as far as
-     * they do: to the edge of the slopes that leave a band nearest the one
-     * in use (after a step the window starts again, and the slope from
-     * before it is the better guess until the new window is long). */
     envelope e = envelope_at(m, m->b);
-    if (!e.has_lo || !e.has_hi || e.hi_min - e.lo_max >= 0)
+    if (!e.has_lo || !e.has_hi)
         return m->b;
+    /* Until then, maximizing the margin is right for the offset but
+     * ill-conditioned for the slope: two tight constraints a few ms apart
+     * would let a tilted line widen the band and win. The slope changes
+     * only when the constraints force it. */
+    if (!m->slope_known)
+        return e.hi_min - e.lo_max >= 0 ? m->b : widest_slope(m, lo, hi);
     double widest = widest_slope(m, lo, hi);
-    if (!m->slope_known || width_at(m, widest) < 0)
-        return widest; /* the first drift, or a contradiction (a step) */
-    double in = widest, out = m->b; /* the band holds at in, not at out */
-    for (int i = 0; i < SEARCH_STEPS; i++) {
-        double mid = (in + out) / 2;
-        if (width_at(m, mid) >= 0)
-            in = mid;
-        else
-            out = mid;
+    if (width_at(m, widest) < 0)
+        return widest; /* a contradiction (a step): gz_model_fit sees it */
+    /* The slope of the widest band, where the window pins the slopes it
+     * allows more closely than the slope in use was pinned: a slope that
+     * merely stayed inside the band sat at its edge, 46 ppm off over the
+     * first 1.5 s on lavapipe, and each step kept it (zones 50 us off).
+     * Where it pins them less closely (the short window after a step, sync
+     * points 1 ms wide), the slope in use, or the nearest one the window
+     * allows: the widest band of 600 ms after a step was 100 ppm off where
+     * the slope from before it was 13 ppm. */
+    double f_lo = band_edge(m, widest, lo), f_hi = band_edge(m, widest, hi);
+    if ((f_hi - f_lo) / 2 < slope_spread(m)) {
+        if (spread)
+            *spread = (f_hi - f_lo) / 2;
+        return widest;
     }
-    return in;
+    return fmin(fmax(m->b, f_lo), f_hi);
 }
 
 static gz_calib_method best_method(const gz_clock_model *m)
@@ -809,7 +838,7 @@ static uint32_t drop_until_agree(gz_clock_model *m, uint32_t head, uint32_t coun
         uint32_t mid = lo + (hi - lo) / 2;
         m->head = (head + mid) % GZ_MODEL_BUCKETS;
         m->count = count - mid;
-        if (width_at(m, isnan(slope) ? best_slope(m) : slope) >= -FEASIBLE_SLACK)
+        if (width_at(m, isnan(slope) ? best_slope(m, NULL) : slope) >= -FEASIBLE_SLACK)
             hi = mid;
         else
             lo = mid + 1;
@@ -831,7 +860,8 @@ void gz_model_fit(gz_clock_model *m)
     m->fit_t = m->newest_t;
     m->dirty = false;
     m->refits++;
-    double slope = best_slope(m);
+    double spread;
+    double slope = best_slope(m, &spread);
     double width = width_at(m, slope);
     /* Contradicting constraints: the clock stepped, or the drift changed.
      * The newest constraints describe the clock now: drop the fewest oldest
@@ -851,11 +881,11 @@ void gz_model_fit(gz_clock_model *m)
          * went up to 427 us late). The drift stays, and the line after the
          * step comes from the constraints after it; the rest of the step
          * shows soon, and refine_step makes the two one. */
-        bool firm = m->slope_known && tight_span(m) >= CENTER_SPAN;
+        bool firm = m->slope_known && tight_span(m) >= FIRM_SPAN;
         uint32_t lo = drop_until_agree(m, head, count, NAN);
         bool tilted = false;
         if (firm && contradiction <= JUMP_NS && !step_pending &&
-            fabs(best_slope(m) - m->b) > TILT_STEP) {
+            fabs(best_slope(m, NULL) - m->b) > TILT_STEP) {
             lo = drop_until_agree(m, head, count, m->b);
             tilted = true;
         }
@@ -869,7 +899,7 @@ void gz_model_fit(gz_clock_model *m)
          * change: a bound from before a step and a pair from after it. Its
          * older side is from before. */
         gz_model_bucket *first = bucket_at(m, 0);
-        if (m->count == 1 && width_at(m, best_slope(m)) < -FEASIBLE_SLACK) {
+        if (m->count == 1 && width_at(m, best_slope(m, NULL)) < -FEASIBLE_SLACK) {
             bool lo_older = first->lo_t < first->hi_t;
             dropped_t = lo_older ? first->lo_t : first->hi_t;
             if (lo_older)
@@ -918,7 +948,8 @@ void gz_model_fit(gz_clock_model *m)
                 }
             }
         }
-        slope = m->bounds_after_step ? m->b : best_slope(m);
+        spread = NAN;
+        slope = m->bounds_after_step ? m->b : best_slope(m, &spread);
         width = width_at(m, slope);
     }
     if (m->bounds_after_step && best_method(m) != GZ_CALIB_BOUNDS)
@@ -950,6 +981,10 @@ void gz_model_fit(gz_clock_model *m)
     }
     m->a = a;
     m->b = slope;
+    if (!isnan(spread)) {
+        m->slope_spread = spread;
+        m->spread_t = m->newest_t;
+    }
     m->fitted = true;
     m->fit_lo = e.has_lo;
     m->fit_hi = e.has_hi;
