@@ -110,11 +110,20 @@ const char *gz_calib_method_name(gz_calib_method m);
  * the middle of a band that loose bounds make wide. Where a step fell is
  * read from the newest bounds one by one (the buckets know it only to
  * 10 ms) and, in busy work, from the gaps between the newest zones'
- * timestamps (gz_model_add_zone), and the lines before the last
+ * timestamps (gz_model_add_zone); a forward step goes only where two
+ * times the model holds are at least half the step apart (the counter
+ * never goes back), and a step whose line before it nothing agreed with
+ * is the rest of the step before, not another. The lines before the last
  * GZ_MODEL_STEPS steps are kept for the zones that wait to be converted.
  * Drift is fitted up to GZ_MODEL_MAX_DRIFT at first, then may change by
  * 2000 ppm only: a drift that joined two samples on either side of a step
- * would hide it.
+ * would hide it. The drift is the slope of the widest band where the
+ * window pins the slopes it allows more closely than the drift in use was
+ * pinned; else the drift in use stays, or moves only as far as the
+ * constraints force it (after a step, the drift from before it holds until
+ * the new window is long). A contradiction that would tilt a drift that
+ * 500 ms of tight samples showed by more than 300 ppm is a step that a
+ * late completion showed in part.
  * Constraints are kept per time bucket (the tightest of each side), so
  * memory is bounded at any submit rate. */
 #define GZ_MODEL_BUCKETS 1024
@@ -204,6 +213,19 @@ typedef struct gz_clock_model {
      * inside a submission are short unless a step fell there. */
     uint32_t nzones, zone_next;
     uint64_t zones[GZ_MODEL_ZONES][2];
+    /* Times that came in after the last step was placed, older than the
+     * newest it was placed with (completions are seen late, a sync point
+     * may come first): it is placed again at the next fit. */
+    double placed_upto;
+    bool replace_step;
+    /* After a step, the window's oldest time: a time older than that comes
+     * late from before the step, or too late to matter, and is evidence
+     * for where the step fell only, not a constraint on the line after. */
+    double window_from;
+    /* How closely the drift in use is known (half the slopes its window
+     * allowed) and when: a later window replaces it only where it knows it
+     * more closely (model.c, best_slope). */
+    double slope_spread, spread_t;
     /* The window: a ring of buckets, oldest first. */
     uint32_t head, count;
     gz_model_bucket buckets[GZ_MODEL_BUCKETS];

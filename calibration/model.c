@@ -9,6 +9,9 @@
 #define MAX_DRIFT GZ_MODEL_MAX_DRIFT
 #define MAX_DRIFT_CHANGE 2e-3 /* ±2000 ppm from the drift a window showed */
 #define SLOPE_SPAN 1e8 /* 100 ms of tight samples on both sides show the drift */
+#define FIRM_SPAN 5e8 /* 500 ms of them: a drift that changes by ppm only */
+#define SPREAD_AGING 2e-6 /* per second: how fast a known drift may wander */
+#define TILT_STEP 3e-4 /* a change of a firm drift beyond this is a step seen in part */
 #define FEASIBLE_SLACK 1.0       /* ns of rounding a fit may miss a constraint by */
 #define JUMP_NS 200000.0 /* a contradiction larger than this is a step (real ones are ms) */
 #define SEARCH_STEPS 50
@@ -22,6 +25,7 @@
 void gz_model_init(gz_clock_model *m)
 {
     memset(m, 0, sizeof *m);
+    m->slope_spread = INFINITY; /* no drift known yet */
     m->method = GZ_CALIB_NONE;
 }
 
@@ -77,8 +81,18 @@ static bool binding(const gz_clock_model *m, double t, double v, bool lower)
     return lower ? v > line - half - FEASIBLE_SLACK : v < line + half + FEASIBLE_SLACK;
 }
 
+/* A time that came after the step that began the window, older than the
+ * window (see window_from): a completion seen late from before the step
+ * sent the line after it 2 ms back (a second, false step). */
+static bool before_window(const gz_clock_model *m, uint64_t gpu_ns)
+{
+    return m->has_before_step && rel(m, gpu_ns) < m->window_from;
+}
+
 static void add_lo(gz_clock_model *m, uint64_t gpu_ns, double lo, gz_calib_method method)
 {
+    if (before_window(m, gpu_ns))
+        return;
     gz_model_bucket *b = bucket_for(m, gpu_ns);
     double t = rel(m, gpu_ns);
     if (!b->has_lo || lo > b->lo) {
@@ -95,6 +109,8 @@ static void add_lo(gz_clock_model *m, uint64_t gpu_ns, double lo, gz_calib_metho
 
 static void add_hi(gz_clock_model *m, uint64_t gpu_ns, double hi, gz_calib_method method)
 {
+    if (before_window(m, gpu_ns))
+        return;
     gz_model_bucket *b = bucket_for(m, gpu_ns);
     double t = rel(m, gpu_ns);
     if (!b->has_hi || hi < b->hi) {
@@ -123,8 +139,22 @@ static double offset_of(gz_clock_model *m, uint64_t host_ns, uint64_t gpu_ns)
 
 /* The newest bounds one by one (the buckets keep only the tightest of 10
  * ms): where exactly a step fell (refine_step). */
+/* A time from before the newest the last step was placed with, near it and
+ * after the step before it: that step is placed again (gz_model_fit). A
+ * sync point from after a step came before the completions of the 18 ms of
+ * work ahead of it, and the step, placed in the middle of that work with
+ * nothing known of it, stayed there: 25 zones 2 ms wrong. */
+#define REPLACE_SPAN 1e8 /* 100 ms: the longest host stall that hides completions */
+static void note_late(gz_clock_model *m, uint64_t gpu_ns)
+{
+    double t = rel(m, gpu_ns), since = m->nolder ? m->older[0].t : -INFINITY;
+    if (m->has_before_step && t > since && t < m->placed_upto && fabs(t - m->step_t) < REPLACE_SPAN)
+        m->replace_step = true;
+}
+
 static void note_recent(gz_clock_model *m, uint64_t gpu_ns, double v, bool lower)
 {
+    note_late(m, gpu_ns);
     m->recent[m->recent_next] = (gz_model_suspect){.gpu_ns = gpu_ns, .v = v, .lower = lower};
     m->recent_next = (m->recent_next + 1) % GZ_MODEL_RECENT;
     if (m->nrecent < GZ_MODEL_RECENT)
@@ -340,17 +370,66 @@ static double width_at(const gz_clock_model *m, double slope)
     return e.hi_min - e.lo_max;
 }
 
-static double best_slope(const gz_clock_model *m)
+/* GPU time spanned by the window's tight samples (calibrated pairs and sync
+ * points): over a long span they fix the drift better than any edge of the
+ * band does. */
+static double tight_span(const gz_clock_model *m)
 {
-    /* The slope changes only when the constraints force it: while the one
-     * in use leaves a band (0 at first), it stays. Maximizing the margin is
-     * right for the offset but ill-conditioned for the slope: two tight
-     * constraints a few ms apart would let a tilted line widen the band and
-     * win. Once they contradict the slope in use, the slope with the
-     * largest margin is the one the tight constraints allow. */
-    envelope e = envelope_at(m, m->b);
-    if (!e.has_lo || !e.has_hi || e.hi_min - e.lo_max >= 0)
-        return m->b;
+    const uint8_t tight = (1u << GZ_CALIB_CALIBRATED) | (1u << GZ_CALIB_SYNC_POINT);
+    double first = INFINITY, last = -INFINITY;
+    for (uint32_t i = 0; i < m->count; i++) {
+        const gz_model_bucket *b = &m->buckets[(m->head + i) % GZ_MODEL_BUCKETS];
+        if (!(b->methods & tight) || !b->has_lo || !b->has_hi)
+            continue;
+        first = fmin(first, fmin(b->lo_t, b->hi_t));
+        last = fmax(last, fmax(b->lo_t, b->hi_t));
+    }
+    return last > first ? last - first : 0;
+}
+
+/* The slope in [lo, hi] that leaves the band widest (width is concave). */
+static double widest_slope(const gz_clock_model *m, double lo, double hi)
+{
+    for (int i = 0; i < SEARCH_STEPS; i++) {
+        double m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
+        if (width_at(m, m1) < width_at(m, m2))
+            lo = m1;
+        else
+            hi = m2;
+    }
+    return (lo + hi) / 2;
+}
+
+/* The edge of the slopes that leave a band, from in (a band) toward out. */
+static double band_edge(const gz_clock_model *m, double in, double out)
+{
+    if (width_at(m, out) >= 0)
+        return out;
+    for (int i = 0; i < SEARCH_STEPS; i++) {
+        double mid = (in + out) / 2;
+        if (width_at(m, mid) >= 0)
+            in = mid;
+        else
+            out = mid;
+    }
+    return in;
+}
+
+/* How closely the slope in use is known: half the range of slopes that
+ * the window it came from allowed, widened by SPREAD_AGING as the clock's
+ * rate may wander since. */
+static double slope_spread(const gz_clock_model *m)
+{
+    return m->slope_spread + SPREAD_AGING * fmax(m->newest_t - m->spread_t, 0) / 1e9;
+}
+
+/* The slope for the window. *spread, where not NULL, is set to half the
+ * range of slopes the window allows when the slope comes from the window
+ * alone, and to NAN when it does not. */
+static double best_slope(const gz_clock_model *m, double *spread)
+{
+    if (spread)
+        *spread = NAN;
     /* Any drift the data supports at first (a timestampPeriod a few
      * percent off); once a window of tight samples has shown it, it may
      * change by MAX_DRIFT_CHANGE only (temperature moves a crystal by
@@ -361,14 +440,33 @@ static double best_slope(const gz_clock_model *m)
         lo = fmax(lo, m->b - MAX_DRIFT_CHANGE);
         hi = fmin(hi, m->b + MAX_DRIFT_CHANGE);
     }
-    for (int i = 0; i < SEARCH_STEPS; i++) {
-        double m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
-        if (width_at(m, m1) < width_at(m, m2))
-            lo = m1;
-        else
-            hi = m2;
+    envelope e = envelope_at(m, m->b);
+    if (!e.has_lo || !e.has_hi)
+        return m->b;
+    /* Until then, maximizing the margin is right for the offset but
+     * ill-conditioned for the slope: two tight constraints a few ms apart
+     * would let a tilted line widen the band and win. The slope changes
+     * only when the constraints force it. */
+    if (!m->slope_known)
+        return e.hi_min - e.lo_max >= 0 ? m->b : widest_slope(m, lo, hi);
+    double widest = widest_slope(m, lo, hi);
+    if (width_at(m, widest) < 0)
+        return widest; /* a contradiction (a step): gz_model_fit sees it */
+    /* The slope of the widest band, where the window pins the slopes it
+     * allows more closely than the slope in use was pinned: a slope that
+     * merely stayed inside the band sat at its edge, 46 ppm off over the
+     * first 1.5 s on lavapipe, and each step kept it (zones 50 us off).
+     * Where it pins them less closely (the short window after a step, sync
+     * points 1 ms wide), the slope in use, or the nearest one the window
+     * allows: the widest band of 600 ms after a step was 100 ppm off where
+     * the slope from before it was 13 ppm. */
+    double f_lo = band_edge(m, widest, lo), f_hi = band_edge(m, widest, hi);
+    if ((f_hi - f_lo) / 2 < slope_spread(m)) {
+        if (spread)
+            *spread = (f_hi - f_lo) / 2;
+        return widest;
     }
-    return (lo + hi) / 2;
+    return fmin(fmax(m->b, f_lo), f_hi);
 }
 
 static gz_calib_method best_method(const gz_clock_model *m)
@@ -386,12 +484,13 @@ static gz_calib_method best_method(const gz_clock_model *m)
  * a zone between is off by the whole step; the newest bounds one by one
  * place it to a submission. Each bound since the step before is evidence:
  * one that a line breaks proves the time was on the other side of the
- * step; one that a line meets with less than half the step to spare
- * (a CPU that saw the work half a step late, a submission that started
- * half a step late) makes that side likely. The step goes where the
- * evidence agrees best: a proof outweighs any number of likelihoods, so a
- * bound now and then that is far looser than usual moves nothing. */
-#define PROOF_WEIGHT 1000
+ * step; one that both lines meet weighs the log of the odds of its
+ * latency under each (latency_odds), so a bound that is a step from the
+ * one line and as close to the other as bounds usually come counts, and
+ * one that a stall left far from both hardly does. The step goes where
+ * the evidence agrees best: a proof outweighs any number of likelihoods,
+ * so a bound now and then that is far looser than usual moves nothing. */
+#define PROOF_WEIGHT 1e6
 static int by_value(const void *x, const void *y)
 {
     double a = *(const double *)x, b = *(const double *)y;
@@ -418,6 +517,7 @@ static double median_slack(const gz_clock_model *m, int side)
 
 void gz_model_add_zone(gz_clock_model *m, uint64_t begin_ns, uint64_t end_ns)
 {
+    note_late(m, begin_ns);
     m->zones[m->zone_next][0] = begin_ns;
     m->zones[m->zone_next][1] = end_ns;
     m->zone_next = (m->zone_next + 1) % GZ_MODEL_ZONES;
@@ -509,9 +609,103 @@ static double step_in_gap(const gz_clock_model *m, double since, double from, do
     return best;
 }
 
-static void refine_step(gz_clock_model *m)
+/* A forward step of S can only lie between two GPU times at least S apart:
+ * the counter never goes back, so two times on either side of the step
+ * are parted by the step plus the real time between them. Every time the
+ * model holds (bounds, sync points, zones: one counter, whichever queue)
+ * is a place the step is not. Where the evidence put the step into a
+ * shorter gap, it is wrong about which side some of it is on (a frame
+ * submitted 2 ms before its work began, behind a slow sync point, looked
+ * as if after the step; a completion seen late, as if before it), and the
+ * step goes to the gap of at least S/2 (its size is an estimate) that the
+ * evidence agrees with best, the nearest of equals. Zones went a whole
+ * step wrong (issue 18: 1986.7 us, and 849 us for one that causality
+ * clamped). Gaps before the oldest time kept may hide times: none there. */
+static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], uint32_t n)
+{
+    double step = (m->before_step_a + m->before_step_b * m->step_t) - (m->a + m->b * m->step_t);
+    if (step < 2 * GAP_SLACK)
+        return; /* backward, or too small to tell from real gaps */
+    double x[GZ_MODEL_RECENT + 2 * GZ_MODEL_ZONES];
+    uint32_t nx = 0;
+    double oldest[2] = {INFINITY, INFINITY}; /* of a ring that has wrapped */
+    for (uint32_t i = 0; i < m->nrecent; i++) {
+        double t = rel(m, m->recent[i].gpu_ns);
+        oldest[0] = fmin(oldest[0], t);
+        if (t > since)
+            x[nx++] = t;
+    }
+    for (uint32_t i = 0; i < m->nzones; i++)
+        for (int k = 0; k < 2; k++) {
+            double t = rel(m, m->zones[i][k]);
+            oldest[1] = fmin(oldest[1], t);
+            if (t > since)
+                x[nx++] = t;
+        }
+    double from = since; /* the rings hold every time from here on */
+    if (m->nrecent == GZ_MODEL_RECENT)
+        from = fmax(from, oldest[0]);
+    if (m->nzones == GZ_MODEL_ZONES)
+        from = fmax(from, oldest[1]);
+    if (nx < 2)
+        return;
+    qsort(x, nx, sizeof x[0], by_value);
+    /* The gap the step is in now: fine when it is long enough, or when
+     * nothing is known of one side of it. */
+    uint32_t at = 0;
+    while (at < nx && x[at] <= m->step_t)
+        at++;
+    if (at == 0 || at == nx || x[at - 1] < from || x[at] - x[at - 1] >= step / 2)
+        return;
+    /* Each long gap: the weight of the evidence that agrees with the step
+     * there (before it for negative weights, after it for positive ones). */
+    double after = 0;
+    for (uint32_t i = 0; i < n; i++)
+        after += ev[i][1] > 0 ? ev[i][1] : 0;
+    double before = 0, best = -INFINITY, best_t = NAN;
+    uint32_t e = 0;
+    for (uint32_t i = 0; i + 1 < nx; i++) {
+        for (; e < n && ev[e][0] <= x[i]; e++) {
+            if (ev[e][1] > 0)
+                after -= ev[e][1];
+            else
+                before -= ev[e][1];
+        }
+        if (x[i] < from || x[i + 1] - x[i] < step / 2)
+            continue;
+        double mid = (x[i] + x[i + 1]) / 2, score = before + after;
+        if (score > best || (score == best && fabs(mid - m->step_t) < fabs(best_t - m->step_t))) {
+            best = score;
+            best_t = mid;
+        }
+    }
+    if (!isnan(best_t))
+        m->step_t = best_t;
+}
+
+/* How much likelier a bound's latency (how far it is from the clock: work
+ * begun after its submit, completion seen after the work ended) is l1 than
+ * l2, for a side whose latencies are typically tau: mostly about tau, now
+ * and then a stall of up to STALL_NS (the host descheduled). A bound near
+ * one line and a step from the other is good evidence; one a stall from
+ * both says next to nothing (a completion seen 2.3 ms or 4.3 ms late: a
+ * fixed hint for the nearer line sent a step a whole step wrong as often
+ * as it placed one right). */
+#define STALL_SHARE 0.05
+#define STALL_NS 2e7 /* 20 ms */
+static double latency_odds(double l1, double l2, double tau)
+{
+    tau = fmax(tau, 1000.0); /* no side is typically closer than 1 us */
+    double p1 = (1 - STALL_SHARE) / tau * exp(-fmax(l1, 0) / tau) + STALL_SHARE / STALL_NS;
+    double p2 = (1 - STALL_SHARE) / tau * exp(-fmax(l2, 0) / tau) + STALL_SHARE / STALL_NS;
+    return p1 / p2;
+}
+
+static void refine_step(gz_clock_model *m, bool at_jump)
 {
     double since = m->nolder ? m->older[0].t : -INFINITY;
+    m->placed_upto = m->newest_t;
+    m->replace_step = false;
     /* A likelihood counts only from a side whose bounds are usually
      * within a quarter of the step: in a busy queue work starts a
      * submission or more after its submit, and a start bound from before
@@ -537,10 +731,8 @@ static void refine_step(gz_clock_model *m)
             w = -PROOF_WEIGHT;
         else if (typical[x->lower ? 0 : 1] > step / 4)
             w = 0;
-        else if (into_after > -step / 2 && into_after > into_before)
-            w = 1; /* the line after meets it closely, the line before not */
-        else if (into_before > -step / 2 && into_before > into_after)
-            w = -1;
+        else
+            w = log(latency_odds(-into_after, -into_before, typical[x->lower ? 0 : 1]));
         if (w != 0) {
             ev[n][0] = t;
             ev[n++][1] = w;
@@ -548,6 +740,26 @@ static void refine_step(gz_clock_model *m)
     }
     if (!n)
         return;
+    /* Nothing since the step before agrees with the line after it that
+     * this step ends: that line was wrong, not the clock again (the line
+     * after a step that bounds alone show is placed by how close bounds
+     * came, and one placed 0.78 ms short was the second half of a 2 ms
+     * step). One step: the line now holds from the step before, placed
+     * anew with the lines on either side of it. Only when the step is
+     * found: placed again later, the support may have left the ring. */
+    bool against = false;
+    for (uint32_t i = 0; i < n && !against; i++)
+        against = ev[i][1] <= -1; /* odds of e or more: weaker is no support */
+    if (!against && m->nolder && at_jump) {
+        m->before_step_a = m->older[0].a;
+        m->before_step_b = m->older[0].b;
+        m->step_t = m->older[0].t;
+        memmove(&m->older[0], &m->older[1], (GZ_MODEL_STEPS - 1) * sizeof m->older[0]);
+        m->nolder--;
+        m->jumps--;
+        refine_step(m, true);
+        return;
+    }
     qsort(ev, n, sizeof ev[0], by_time);
     /* Split k: evidence [0, k) before the step, [k, n) after it. */
     double score = 0;
@@ -612,6 +824,28 @@ static void refine_step(gz_clock_model *m)
             }
         m->step_t = (last + (begin > -INFINITY ? begin : after_t)) / 2;
     }
+    snap_to_gap(m, since, ev, n);
+}
+
+/* Drops the fewest oldest of the count buckets from head that leaves the
+ * rest agreeing, at the best slope or at the one given (fewer constraints
+ * never agree less, so a binary search finds it in a few fits). Returns
+ * how many it dropped. */
+static uint32_t drop_until_agree(gz_clock_model *m, uint32_t head, uint32_t count, double slope)
+{
+    uint32_t lo = 0, hi = count - 1;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        m->head = (head + mid) % GZ_MODEL_BUCKETS;
+        m->count = count - mid;
+        if (width_at(m, isnan(slope) ? best_slope(m, NULL) : slope) >= -FEASIBLE_SLACK)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    m->head = (head + lo) % GZ_MODEL_BUCKETS;
+    m->count = count - lo;
+    return lo;
 }
 
 void gz_model_fit(gz_clock_model *m)
@@ -619,17 +853,19 @@ void gz_model_fit(gz_clock_model *m)
     /* Refit for binding constraints, and at least every REFIT_SPAN of GPU
      * time: drift that curves then never builds up into a contradiction
      * large enough to pass for a step. */
+    if (m->replace_step)
+        refine_step(m, false);
     if (!m->count || (!m->dirty && m->newest_t - m->fit_t < REFIT_SPAN))
         return;
     m->fit_t = m->newest_t;
     m->dirty = false;
     m->refits++;
-    double slope = best_slope(m);
+    double spread;
+    double slope = best_slope(m, &spread);
     double width = width_at(m, slope);
     /* Contradicting constraints: the clock stepped, or the drift changed.
      * The newest constraints describe the clock now: drop the fewest oldest
-     * buckets that leaves the rest agreeing (fewer constraints never agree
-     * less, so a binary search finds it in a few fits). */
+     * buckets that leaves the rest agreeing (drop_until_agree). */
     bool was_tight = m->method == GZ_CALIB_CALIBRATED || m->method == GZ_CALIB_SYNC_POINT;
     bool step_pending = m->step_pending;
     uint64_t jumps = m->jumps;
@@ -637,18 +873,22 @@ void gz_model_fit(gz_clock_model *m)
     if (width < -FEASIBLE_SLACK) {
         double contradiction = -width;
         uint32_t head = m->head, count = m->count;
-        uint32_t lo = 0, hi = count - 1; /* fewer buckets never agree less */
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            m->head = (head + mid) % GZ_MODEL_BUCKETS;
-            m->count = count - mid;
-            if (width_at(m, best_slope(m)) >= -FEASIBLE_SLACK)
-                hi = mid;
-            else
-                lo = mid + 1;
+        /* A drift that 500 ms of tight samples showed changes by ppm: a
+         * contradiction that the rest of the window meets only with the
+         * line tilted by more than TILT_STEP is a step that a late
+         * completion showed in part (the line tilted by 460 ppm over the
+         * 200 ms before a 2 ms step, and the zones of the second before it
+         * went up to 427 us late). The drift stays, and the line after the
+         * step comes from the constraints after it; the rest of the step
+         * shows soon, and refine_step makes the two one. */
+        bool firm = m->slope_known && tight_span(m) >= FIRM_SPAN;
+        uint32_t lo = drop_until_agree(m, head, count, NAN);
+        bool tilted = false;
+        if (firm && contradiction <= JUMP_NS && !step_pending &&
+            fabs(best_slope(m, NULL) - m->b) > TILT_STEP) {
+            lo = drop_until_agree(m, head, count, m->b);
+            tilted = true;
         }
-        m->head = (head + lo) % GZ_MODEL_BUCKETS;
-        m->count = count - lo;
         double dropped_t = -INFINITY; /* the newest constraint dropped */
         if (lo) {
             const gz_model_bucket *last = &m->buckets[(head + lo - 1) % GZ_MODEL_BUCKETS];
@@ -659,7 +899,7 @@ void gz_model_fit(gz_clock_model *m)
          * change: a bound from before a step and a pair from after it. Its
          * older side is from before. */
         gz_model_bucket *first = bucket_at(m, 0);
-        if (m->count == 1 && width_at(m, best_slope(m)) < -FEASIBLE_SLACK) {
+        if (m->count == 1 && width_at(m, best_slope(m, NULL)) < -FEASIBLE_SLACK) {
             bool lo_older = first->lo_t < first->hi_t;
             dropped_t = lo_older ? first->lo_t : first->hi_t;
             if (lo_older)
@@ -667,7 +907,7 @@ void gz_model_fit(gz_clock_model *m)
             else
                 first->has_hi = false;
         }
-        if ((contradiction > JUMP_NS || step_pending) && m->fitted) {
+        if ((contradiction > JUMP_NS || step_pending || tilted) && m->fitted) {
             /* A step: the line so far still holds before it. The step lies
              * after the newest dropped constraint (it contradicts what came
              * later) and before the oldest kept one that contradicts the
@@ -708,7 +948,8 @@ void gz_model_fit(gz_clock_model *m)
                 }
             }
         }
-        slope = m->bounds_after_step ? m->b : best_slope(m);
+        spread = NAN;
+        slope = m->bounds_after_step ? m->b : best_slope(m, &spread);
         width = width_at(m, slope);
     }
     if (m->bounds_after_step && best_method(m) != GZ_CALIB_BOUNDS)
@@ -740,6 +981,10 @@ void gz_model_fit(gz_clock_model *m)
     }
     m->a = a;
     m->b = slope;
+    if (!isnan(spread)) {
+        m->slope_spread = spread;
+        m->spread_t = m->newest_t;
+    }
     m->fitted = true;
     m->fit_lo = e.has_lo;
     m->fit_hi = e.has_hi;
@@ -762,7 +1007,15 @@ void gz_model_fit(gz_clock_model *m)
             }
         }
         m->nsuspects = 0;
-        refine_step(m);
+        m->window_from = INFINITY;
+        for (uint32_t i = 0; i < m->count; i++) {
+            const gz_model_bucket *b = bucket_at(m, i);
+            if (b->has_lo)
+                m->window_from = fmin(m->window_from, b->lo_t);
+            if (b->has_hi)
+                m->window_from = fmin(m->window_from, b->hi_t);
+        }
+        refine_step(m, true);
     }
     if (!m->slope_known && e.has_lo && e.has_hi && m->method != GZ_CALIB_BOUNDS) {
         const gz_model_bucket *first = bucket_at(m, 0);

@@ -19,8 +19,8 @@ fi
 
 status=0
 sh scripts/build.sh || exit 1
-# (not 'clock-steps': the clock-step sweeps with drift, which still fail at
-# times on a loaded machine; tests/clock/meson.build says how)
+# (not 'clock-steps': the clock-step sweeps with drift, which may still
+# fail now and then; tests/clock/meson.build says how)
 meson test -C build --print-errorlogs --num-processes 2 --no-suite clock-steps || status=1
 
 # Sanitized build: the layer, the client and the test programs are
