@@ -11,6 +11,7 @@
 #define SLOPE_SPAN 1e8 /* 100 ms of tight samples on both sides show the drift */
 #define FIRM_SPAN 5e8 /* 500 ms of them: a drift that changes by ppm only */
 #define SPREAD_AGING 2e-6 /* per second: how fast a known drift may wander */
+#define INITIAL_SPREAD 1e-4 /* 100 ppm */
 #define TILT_STEP 3e-4 /* a change of a firm drift beyond this is a step seen in part */
 #define FEASIBLE_SLACK 1.0       /* ns of rounding a fit may miss a constraint by */
 #define JUMP_NS 200000.0 /* a contradiction larger than this is a step (real ones are ms) */
@@ -25,7 +26,10 @@
 void gz_model_init(gz_clock_model *m)
 {
     memset(m, 0, sizeof *m);
-    m->slope_spread = INFINITY; /* no drift known yet */
+    /* Until a window pins the drift to this, it changes only when forced:
+     * a few sync points 100 ms apart allow hundreds of ppm, and the widest
+     * band among those put a clock with no drift at -2000 ppm. */
+    m->slope_spread = INITIAL_SPREAD;
     m->method = GZ_CALIB_NONE;
 }
 
@@ -461,7 +465,8 @@ static double best_slope(const gz_clock_model *m, double *spread)
      * allows: the widest band of 600 ms after a step was 100 ppm off where
      * the slope from before it was 13 ppm. */
     double f_lo = band_edge(m, widest, lo), f_hi = band_edge(m, widest, hi);
-    if ((f_hi - f_lo) / 2 < slope_spread(m)) {
+    bool pinned = f_lo > lo && f_hi < hi; /* else the widest band is at a limit */
+    if (pinned && (f_hi - f_lo) / 2 < slope_spread(m)) {
         if (spread)
             *spread = (f_hi - f_lo) / 2;
         return widest;
