@@ -141,8 +141,6 @@ static double offset_of(gz_clock_model *m, uint64_t host_ns, uint64_t gpu_ns)
     return (double)(int64_t)(o - (uint64_t)m->o_ref);
 }
 
-/* The newest bounds one by one (the buckets keep only the tightest of 10
- * ms): where exactly a step fell (refine_step). */
 /* A time from before the newest the last step was placed with, near it and
  * after the step before it: that step is placed again (gz_model_fit). A
  * sync point from after a step came before the completions of the 18 ms of
@@ -156,6 +154,8 @@ static void note_late(gz_clock_model *m, uint64_t gpu_ns)
         m->replace_step = true;
 }
 
+/* The newest bounds one by one (the buckets keep only the tightest of 10
+ * ms): where exactly a step fell (refine_step). */
 static void note_recent(gz_clock_model *m, uint64_t gpu_ns, double v, bool lower)
 {
     note_late(m, gpu_ns);
@@ -427,6 +427,31 @@ static double slope_spread(const gz_clock_model *m)
     return m->slope_spread + SPREAD_AGING * fmax(m->newest_t - m->spread_t, 0) / 1e9;
 }
 
+/* The slopes a fit may take. Any drift the data supports at first (a
+ * timestampPeriod a few percent off); once a window of tight samples has
+ * shown it, it may change by MAX_DRIFT_CHANGE only (temperature moves a
+ * crystal by ppm), so that two samples on either side of a step cannot
+ * pass for a drift that joins them: 2 ms over 250 ms is 8000 ppm. */
+static void slope_range(const gz_clock_model *m, double *lo, double *hi)
+{
+    *lo = -MAX_DRIFT;
+    *hi = MAX_DRIFT;
+    if (m->slope_known) {
+        *lo = fmax(*lo, m->b - MAX_DRIFT_CHANGE);
+        *hi = fmin(*hi, m->b + MAX_DRIFT_CHANGE);
+    }
+}
+
+/* Whether some slope the fit may take leaves a band: what best_slope's
+ * slope leaves, without the search for the edges of the band (the search
+ * for how many buckets to drop asks this about ten times a refit). */
+static bool window_agrees(const gz_clock_model *m)
+{
+    double lo, hi;
+    slope_range(m, &lo, &hi);
+    return width_at(m, widest_slope(m, lo, hi)) >= -FEASIBLE_SLACK;
+}
+
 /* The slope for the window. *spread, where not NULL, is set to half the
  * range of slopes the window allows when the slope comes from the window
  * alone, and to NAN when it does not. */
@@ -434,16 +459,8 @@ static double best_slope(const gz_clock_model *m, double *spread)
 {
     if (spread)
         *spread = NAN;
-    /* Any drift the data supports at first (a timestampPeriod a few
-     * percent off); once a window of tight samples has shown it, it may
-     * change by MAX_DRIFT_CHANGE only (temperature moves a crystal by
-     * ppm), so that two samples on either side of a step cannot pass for
-     * a drift that joins them: 2 ms over 250 ms is 8000 ppm. */
-    double lo = -MAX_DRIFT, hi = MAX_DRIFT;
-    if (m->slope_known) {
-        lo = fmax(lo, m->b - MAX_DRIFT_CHANGE);
-        hi = fmin(hi, m->b + MAX_DRIFT_CHANGE);
-    }
+    double lo, hi;
+    slope_range(m, &lo, &hi);
     envelope e = envelope_at(m, m->b);
     if (!e.has_lo || !e.has_hi)
         return m->b;
@@ -843,7 +860,7 @@ static uint32_t drop_until_agree(gz_clock_model *m, uint32_t head, uint32_t coun
         uint32_t mid = lo + (hi - lo) / 2;
         m->head = (head + mid) % GZ_MODEL_BUCKETS;
         m->count = count - mid;
-        if (width_at(m, isnan(slope) ? best_slope(m, NULL) : slope) >= -FEASIBLE_SLACK)
+        if (isnan(slope) ? window_agrees(m) : width_at(m, slope) >= -FEASIBLE_SLACK)
             hi = mid;
         else
             lo = mid + 1;
@@ -904,7 +921,7 @@ void gz_model_fit(gz_clock_model *m)
          * change: a bound from before a step and a pair from after it. Its
          * older side is from before. */
         gz_model_bucket *first = bucket_at(m, 0);
-        if (m->count == 1 && width_at(m, best_slope(m, NULL)) < -FEASIBLE_SLACK) {
+        if (m->count == 1 && !window_agrees(m)) {
             bool lo_older = first->lo_t < first->hi_t;
             dropped_t = lo_older ? first->lo_t : first->hi_t;
             if (lo_older)
