@@ -138,6 +138,13 @@ const char *gz_calib_method_name(gz_calib_method m);
 #define GZ_MODEL_STEPS 8     /* lines kept from before earlier steps */
 #define GZ_MODEL_ZONES 256   /* recent zones' times kept: where in busy work a step fell */
 
+/* A zone's GPU times and what work it is (the name it was given: zones of
+ * one kind take a like time). */
+typedef struct gz_model_zone {
+    uint64_t begin_ns, end_ns;
+    uint32_t kind;
+} gz_model_zone;
+
 /* A line that held before GPU time t (relative to t_ref). */
 typedef struct gz_model_line {
     double t, a, b;
@@ -209,10 +216,10 @@ typedef struct gz_clock_model {
      * (a suspect's fields; cut unused). */
     uint32_t nrecent, recent_next;
     gz_model_suspect recent[GZ_MODEL_RECENT];
-    /* The newest zones' GPU times (begin, end): the gaps between them
-     * inside a submission are short unless a step fell there. */
+    /* The newest zones: the gaps between them inside a submission are
+     * short unless a step fell there. */
     uint32_t nzones, zone_next;
-    uint64_t zones[GZ_MODEL_ZONES][2];
+    gz_model_zone zones[GZ_MODEL_ZONES];
     /* Times that came in after the last step was placed, older than the
      * newest it was placed with (completions are seen late, a sync point
      * may come first): it is placed again at the next fit. */
@@ -243,9 +250,11 @@ void gz_model_add_pair(gz_clock_model *m, gz_calib_method method, const gz_calib
 void gz_model_add_bounds(gz_clock_model *m, uint64_t gpu_begin_ns, uint64_t host_ns_not_before,
                          uint64_t gpu_end_ns, uint64_t host_ns_not_after);
 
-/* A zone's GPU times: no constraint, but where in a busy queue's work a
- * step fell is read from the gaps between zones (model.c, step_in_gap). */
-void gz_model_add_zone(gz_clock_model *m, uint64_t begin_ns, uint64_t end_ns);
+/* A zone's GPU times and its kind (any id that is the same for the same
+ * work, 0 for unknown): no constraint, but where in a busy queue's work a
+ * step fell is read from the gaps between zones and how long zones of a
+ * kind take (model.c, step_in_gap, snap_to_gap). */
+void gz_model_add_zone(gz_clock_model *m, uint64_t begin_ns, uint64_t end_ns, uint32_t kind);
 
 /* Refits if constraints arrived since the last fit. Cost: about 60 passes
  * over the window. */

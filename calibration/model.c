@@ -537,11 +537,10 @@ static double median_slack(const gz_clock_model *m, int side)
     return v[n / 2];
 }
 
-void gz_model_add_zone(gz_clock_model *m, uint64_t begin_ns, uint64_t end_ns)
+void gz_model_add_zone(gz_clock_model *m, uint64_t begin_ns, uint64_t end_ns, uint32_t kind)
 {
     note_late(m, begin_ns);
-    m->zones[m->zone_next][0] = begin_ns;
-    m->zones[m->zone_next][1] = end_ns;
+    m->zones[m->zone_next] = (gz_model_zone){begin_ns, end_ns, kind};
     m->zone_next = (m->zone_next + 1) % GZ_MODEL_ZONES;
     if (m->nzones < GZ_MODEL_ZONES)
         m->nzones++;
@@ -585,7 +584,7 @@ static double step_in_gap(const gz_clock_model *m, double since, double from, do
             x[n++] = (gz_mark){t, m->recent[i].v, m->recent[i].lower ? MARK_SUBMIT : MARK_DONE};
     }
     for (uint32_t i = 0; i < m->nzones; i++) {
-        double b = rel(m, m->zones[i][0]), e = rel(m, m->zones[i][1]);
+        double b = rel(m, m->zones[i].begin_ns), e = rel(m, m->zones[i].end_ns);
         zones_from = fmin(zones_from, b);
         if (e > since) {
             x[n++] = (gz_mark){b, 0, MARK_BEGIN};
@@ -659,7 +658,7 @@ static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], 
     }
     for (uint32_t i = 0; i < m->nzones; i++)
         for (int k = 0; k < 2; k++) {
-            double t = rel(m, m->zones[i][k]);
+            double t = rel(m, k ? m->zones[i].end_ns : m->zones[i].begin_ns);
             oldest[1] = fmin(oldest[1], t);
             if (t > since)
                 x[nx++] = t;
@@ -840,7 +839,7 @@ static void refine_step(gz_clock_model *m, bool at_jump)
         }
         for (uint32_t i = 0; begin > -INFINITY && i < m->nzones; i++)
             for (int k = 0; k < 2; k++) {
-                double t = rel(m, m->zones[i][k]);
+                double t = rel(m, k ? m->zones[i].end_ns : m->zones[i].begin_ns);
                 if (t > last && t < begin)
                     last = t;
             }

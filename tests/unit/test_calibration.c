@@ -323,7 +323,7 @@ static void load_work(gz_clock_model *m, load_sim *s, uint64_t submit, uint64_t 
         s->late_done = true;
     }
     gz_model_add_bounds(m, load_gpu(s, b), submit, load_gpu(s, e), seen);
-    gz_model_add_zone(m, load_gpu(s, b), load_gpu(s, e));
+    gz_model_add_zone(m, load_gpu(s, b), load_gpu(s, e), 1);
     if ((e < s->step_at || b > s->step_at) && s->nbegins < sizeof s->begins / sizeof s->begins[0])
         s->begins[s->nbegins++] = b;
     gz_model_fit(m);
@@ -616,8 +616,8 @@ static int test_model_step_in_busy_work(void)
         uint64_t lb = b + 5 * us, le = b + 2900 * us;
 #define GPU_OF(t) ((t) + ((t) >= step_at ? step : 0))
         gz_model_add_bounds(&m, GPU_OF(b), b + o - 6 * MS, GPU_OF(e), e + o + 30 * us);
-        gz_model_add_zone(&m, GPU_OF(b), GPU_OF(e));
-        gz_model_add_zone(&m, GPU_OF(lb), GPU_OF(le));
+        gz_model_add_zone(&m, GPU_OF(b), GPU_OF(e), 1);
+        gz_model_add_zone(&m, GPU_OF(lb), GPU_OF(le), 2);
         if (k == 20) {
             label_end_gpu = GPU_OF(le);
             label_end_host = le + o;
@@ -670,7 +670,7 @@ static int test_model_step_after_slow_sync_point(void)
         uint64_t submit = k == slow ? b - 2010 * us : b - 50 * us;
         uint64_t seen = k == slow ? e + 3400 * us : e + 50 * us;
         gz_model_add_bounds(&m, GPU_OF(b), submit + o, GPU_OF(e), seen + o);
-        gz_model_add_zone(&m, GPU_OF(b), GPU_OF(e));
+        gz_model_add_zone(&m, GPU_OF(b), GPU_OF(e), 1);
         gz_model_fit(&m);
         if (k == slow) {
             slow_begin = b;
@@ -751,7 +751,7 @@ static int test_model_step_placed_again(void)
         }
         uint64_t b = first + k * len, e = b + len - 5 * us;
         gz_model_add_bounds(&m, GPU_OF(b), b + o - MS, GPU_OF(e), e + o + 20 * us);
-        gz_model_add_zone(&m, GPU_OF(b), GPU_OF(e));
+        gz_model_add_zone(&m, GPU_OF(b), GPU_OF(e), 1);
         gz_model_fit(&m);
     }
     CHECK_U64(m.jumps, 1);
