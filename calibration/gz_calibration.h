@@ -156,6 +156,7 @@ typedef struct gz_model_suspect {
     double v;   /* the offset bound */
     double cut; /* v - line: negative for an upper bound below the line */
     bool lower;
+    bool pair; /* one side of a tight sample's bracket (recent only) */
 } gz_model_suspect;
 
 typedef struct gz_model_bucket {
