@@ -185,6 +185,10 @@ typedef struct gz_clock_model {
     /* The steps before that, newest first: each line holds before its t. */
     uint32_t nolder;
     gz_model_line older[GZ_MODEL_STEPS];
+    /* The line before a contradiction too small to be a step dropped the
+     * window's history (t: the newest constraint dropped). */
+    bool has_dropped;
+    gz_model_line dropped;
     /* The fit. */
     bool have_ref, fitted, dirty;
     bool fit_lo, fit_hi;     /* the fit had constraints on that side */

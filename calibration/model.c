@@ -798,6 +798,17 @@ static bool queued_behind(const gz_clock_model *m, double t)
     return false;
 }
 
+/* Whether the ring of recent constraints holds every one after t. */
+static bool ring_holds_since(const gz_clock_model *m, double t)
+{
+    if (m->nrecent < GZ_MODEL_RECENT)
+        return true;
+    for (uint32_t i = 0; i < m->nrecent; i++)
+        if (rel(m, m->recent[i].gpu_ns) <= t)
+            return true;
+    return false;
+}
+
 /* How far a side's bounds typically are from the clock around the step:
  * the median slack of the recent ones since the step before, each from the
  * line on its side of the step, those within TYPICAL_GUARD of it left out
@@ -879,11 +890,18 @@ static void refine_step(gz_clock_model *m, bool at_jump)
      * came, and one placed 0.78 ms short was the second half of a 2 ms
      * step). One step: the line now holds from the step before, placed
      * anew with the lines on either side of it. Only when the step is
-     * found: placed again later, the support may have left the ring. */
-    bool against = false;
-    for (uint32_t i = 0; i < n && !against; i++)
-        against = ev[i][1] <= -1; /* odds of e or more: weaker is no support */
-    if (!against && m->nolder && at_jump) {
+     * found, and the ring holds every time since the step before: placed
+     * again later, or found late, the support may have left the ring (a
+     * step found 60 ms late in a busy queue, the ring all after it, was
+     * made one with the step 1.1 s before it, and the zones of that second
+     * still waiting went 2 ms wrong). One bound is no support: the line
+     * after a step that bounds show rests on the one that came closest (a
+     * completion 1.4 ms late kept a 0.6 ms line for the 24 ms until the
+     * rest of a 2 ms step showed, and the zones there went 1.4 ms wrong). */
+    uint32_t against = 0; /* odds of e or more: weaker is no support */
+    for (uint32_t i = 0; i < n; i++)
+        against += ev[i][1] <= -1;
+    if (against < 2 && m->nolder && at_jump && ring_holds_since(m, since)) {
         m->before_step_a = m->older[0].a;
         m->before_step_b = m->older[0].b;
         m->step_t = m->older[0].t;
@@ -958,6 +976,24 @@ static void refine_step(gz_clock_model *m, bool at_jump)
         m->step_t = (last + (begin > -INFINITY ? begin : after_t)) / 2;
     }
     snap_to_gap(m, since, ev, n);
+}
+
+/* Records a step at GPU time t, the line (a, b) holding before it. Zones
+ * wait up to a second to be converted: steps that close together must all
+ * still be known. */
+static void push_step(gz_clock_model *m, double t, double a, double b)
+{
+    if (m->has_before_step) {
+        memmove(&m->older[1], &m->older[0], (GZ_MODEL_STEPS - 1) * sizeof m->older[0]);
+        m->older[0] = (gz_model_line){m->step_t, m->before_step_a, m->before_step_b};
+        if (m->nolder < GZ_MODEL_STEPS)
+            m->nolder++;
+    }
+    m->has_before_step = true;
+    m->before_step_a = a;
+    m->before_step_b = b;
+    m->step_t = t;
+    m->jumps++;
 }
 
 /* Drops the fewest oldest of the count buckets from head that leaves the
@@ -1054,22 +1090,10 @@ void gz_model_fit(gz_clock_model *m)
                 if (b->has_hi && b->hi < m->a + m->b * b->hi_t - cut)
                     after_t = fmin(after_t, b->hi_t);
             }
-            if (m->has_before_step) {
-                /* Zones wait up to a second to be converted: steps that
-                 * close together must all still be known. */
-                memmove(&m->older[1], &m->older[0],
-                        (GZ_MODEL_STEPS - 1) * sizeof m->older[0]);
-                m->older[0] = (gz_model_line){m->step_t, m->before_step_a, m->before_step_b};
-                if (m->nolder < GZ_MODEL_STEPS)
-                    m->nolder++;
-            }
-            m->has_before_step = true;
-            m->before_step_a = m->a;
-            m->before_step_b = m->b;
-            m->step_t = after_t == INFINITY     ? dropped_t
-                        : dropped_t == -INFINITY ? after_t
-                                                 : (dropped_t + after_t) / 2;
-            m->jumps++;
+            push_step(m, after_t == INFINITY       ? dropped_t
+                         : dropped_t == -INFINITY ? after_t
+                                                  : (dropped_t + after_t) / 2,
+                      m->a, m->b);
             /* Only bounds after it: keep the drift, and freeze how far
              * each side's bounds were from the line before (below). */
             if (was_tight && best_method(m) == GZ_CALIB_BOUNDS) {
@@ -1080,6 +1104,10 @@ void gz_model_fit(gz_clock_model *m)
                         m->step_slack[side] = fmin(m->step_slack[side], m->slack[side][i]);
                 }
             }
+        }
+        else if (m->fitted && dropped_t > -INFINITY) {
+            m->dropped = (gz_model_line){dropped_t, m->a, m->b};
+            m->has_dropped = true;
         }
         spread = NAN;
         slope = m->bounds_after_step ? m->b : best_slope(m, &spread);
@@ -1114,6 +1142,24 @@ void gz_model_fit(gz_clock_model *m)
     }
     m->a = a;
     m->b = slope;
+    /* A contradiction too small to be a step dropped the history the line
+     * rested on, as a change of drift: where the line since has moved by
+     * more than a step's least at the time of the drop, it was the first
+     * part of a step, seen late in full (issue 18: a 2 ms step first
+     * showed as 112 us; the line then moved by the rest with nothing in the
+     * window to contradict, no step was recorded, and the zones of the
+     * 700 ms before it that waited to be converted went 2 ms wrong). */
+    if (m->has_dropped && m->jumps == jumps) {
+        double t = m->dropped.t;
+        if (fabs(a + slope * t - (m->dropped.a + m->dropped.b * t)) > JUMP_NS) {
+            push_step(m, t, m->dropped.a, m->dropped.b);
+            m->has_dropped = false;
+        } else if (m->newest_t - t > REPLACE_SPAN) {
+            m->has_dropped = false;
+        }
+    } else if (m->jumps != jumps) {
+        m->has_dropped = false;
+    }
     if (!isnan(spread)) {
         m->slope_spread = spread;
         m->spread_t = m->newest_t;
