@@ -112,8 +112,12 @@ const char *gz_calib_method_name(gz_calib_method m);
  * 10 ms) and, in busy work, from the gaps between the newest zones'
  * timestamps (gz_model_add_zone); a forward step goes only where two
  * times the model holds are at least half the step apart (the counter
- * never goes back), and a step whose line before it nothing agreed with
- * is the rest of the step before, not another. The lines before the last
+ * never goes back), of those to the one the bounds agree with best, that
+ * lasted longest in real time, and that leaves no zone far shorter than
+ * others of its kind; and a step whose line before it no more than one
+ * bound agreed with is the rest of the step before, not another. A
+ * contradiction taken for a change of drift is a step after all when the
+ * line then moves by more than a step's least. The lines before the last
  * GZ_MODEL_STEPS steps are kept for the zones that wait to be converted.
  * Drift is fitted up to GZ_MODEL_MAX_DRIFT at first, then may change by
  * 2000 ppm only: a drift that joined two samples on either side of a step
