@@ -112,8 +112,12 @@ const char *gz_calib_method_name(gz_calib_method m);
  * 10 ms) and, in busy work, from the gaps between the newest zones'
  * timestamps (gz_model_add_zone); a forward step goes only where two
  * times the model holds are at least half the step apart (the counter
- * never goes back), and a step whose line before it nothing agreed with
- * is the rest of the step before, not another. The lines before the last
+ * never goes back), of those to the one the bounds agree with best, that
+ * lasted longest in real time, and that leaves no zone far shorter than
+ * others of its kind; and a step whose line before it no more than one
+ * bound agreed with is the rest of the step before, not another. A
+ * contradiction taken for a change of drift is a step after all when the
+ * line then moves by more than a step's least. The lines before the last
  * GZ_MODEL_STEPS steps are kept for the zones that wait to be converted.
  * Drift is fitted up to GZ_MODEL_MAX_DRIFT at first, then may change by
  * 2000 ppm only: a drift that joined two samples on either side of a step
@@ -138,6 +142,13 @@ const char *gz_calib_method_name(gz_calib_method m);
 #define GZ_MODEL_STEPS 8     /* lines kept from before earlier steps */
 #define GZ_MODEL_ZONES 256   /* recent zones' times kept: where in busy work a step fell */
 
+/* A zone's GPU times and what work it is (the name it was given: zones of
+ * one kind take a like time). */
+typedef struct gz_model_zone {
+    uint64_t begin_ns, end_ns;
+    uint32_t kind;
+} gz_model_zone;
+
 /* A line that held before GPU time t (relative to t_ref). */
 typedef struct gz_model_line {
     double t, a, b;
@@ -149,6 +160,7 @@ typedef struct gz_model_suspect {
     double v;   /* the offset bound */
     double cut; /* v - line: negative for an upper bound below the line */
     bool lower;
+    bool pair; /* one side of a tight sample's bracket (recent only) */
 } gz_model_suspect;
 
 typedef struct gz_model_bucket {
@@ -177,6 +189,10 @@ typedef struct gz_clock_model {
     /* The steps before that, newest first: each line holds before its t. */
     uint32_t nolder;
     gz_model_line older[GZ_MODEL_STEPS];
+    /* The line before a contradiction too small to be a step dropped the
+     * window's history (t: the newest constraint dropped). */
+    bool has_dropped;
+    gz_model_line dropped;
     /* The fit. */
     bool have_ref, fitted, dirty;
     bool fit_lo, fit_hi;     /* the fit had constraints on that side */
@@ -209,10 +225,10 @@ typedef struct gz_clock_model {
      * (a suspect's fields; cut unused). */
     uint32_t nrecent, recent_next;
     gz_model_suspect recent[GZ_MODEL_RECENT];
-    /* The newest zones' GPU times (begin, end): the gaps between them
-     * inside a submission are short unless a step fell there. */
+    /* The newest zones: the gaps between them inside a submission are
+     * short unless a step fell there. */
     uint32_t nzones, zone_next;
-    uint64_t zones[GZ_MODEL_ZONES][2];
+    gz_model_zone zones[GZ_MODEL_ZONES];
     /* Times that came in after the last step was placed, older than the
      * newest it was placed with (completions are seen late, a sync point
      * may come first): it is placed again at the next fit. */
@@ -243,9 +259,11 @@ void gz_model_add_pair(gz_clock_model *m, gz_calib_method method, const gz_calib
 void gz_model_add_bounds(gz_clock_model *m, uint64_t gpu_begin_ns, uint64_t host_ns_not_before,
                          uint64_t gpu_end_ns, uint64_t host_ns_not_after);
 
-/* A zone's GPU times: no constraint, but where in a busy queue's work a
- * step fell is read from the gaps between zones (model.c, step_in_gap). */
-void gz_model_add_zone(gz_clock_model *m, uint64_t begin_ns, uint64_t end_ns);
+/* A zone's GPU times and its kind (any id that is the same for the same
+ * work, 0 for unknown): no constraint, but where in a busy queue's work a
+ * step fell is read from the gaps between zones and how long zones of a
+ * kind take (model.c, step_in_gap, snap_to_gap). */
+void gz_model_add_zone(gz_clock_model *m, uint64_t begin_ns, uint64_t end_ns, uint32_t kind);
 
 /* Refits if constraints arrived since the last fit. Cost: about 60 passes
  * over the window. */

@@ -156,10 +156,11 @@ static void note_late(gz_clock_model *m, uint64_t gpu_ns)
 
 /* The newest bounds one by one (the buckets keep only the tightest of 10
  * ms): where exactly a step fell (refine_step). */
-static void note_recent(gz_clock_model *m, uint64_t gpu_ns, double v, bool lower)
+static void note_recent(gz_clock_model *m, uint64_t gpu_ns, double v, bool lower, bool pair)
 {
     note_late(m, gpu_ns);
-    m->recent[m->recent_next] = (gz_model_suspect){.gpu_ns = gpu_ns, .v = v, .lower = lower};
+    m->recent[m->recent_next] =
+        (gz_model_suspect){.gpu_ns = gpu_ns, .v = v, .lower = lower, .pair = pair};
     m->recent_next = (m->recent_next + 1) % GZ_MODEL_RECENT;
     if (m->nrecent < GZ_MODEL_RECENT)
         m->nrecent++;
@@ -169,7 +170,7 @@ static void add_suspects(gz_clock_model *m)
 {
     for (uint32_t i = 0; i < m->nsuspects; i++) {
         const gz_model_suspect *x = &m->suspects[i];
-        note_recent(m, x->gpu_ns, x->v, x->lower);
+        note_recent(m, x->gpu_ns, x->v, x->lower, false);
         if (x->lower)
             add_lo(m, x->gpu_ns, x->v, GZ_CALIB_BOUNDS);
         else
@@ -240,8 +241,8 @@ void gz_model_add_pair(gz_clock_model *m, gz_calib_method method, const gz_calib
     double o = offset_of(m, p->host_ns, p->gpu_ns);
     double d = (double)p->deviation_ns;
     resolve_suspects(m, rel(m, p->gpu_ns), o - d, o + d);
-    note_recent(m, p->gpu_ns, o - d, true);
-    note_recent(m, p->gpu_ns, o + d, false);
+    note_recent(m, p->gpu_ns, o - d, true, true);
+    note_recent(m, p->gpu_ns, o + d, false, true);
     /* A sync point's middle is biased by whatever part of the bracket is
      * submission latency: it enters as the two bounds it is. */
     add_lo(m, p->gpu_ns, o - d, method);
@@ -323,7 +324,7 @@ void gz_model_add_bounds(gz_clock_model *m, uint64_t gpu_begin_ns, uint64_t host
         if (!refuse_bound(m, gpu_begin_ns, lo, true)) {
             resolve_suspects(m, rel(m, gpu_begin_ns), lo, INFINITY);
             note_slack(m, rel(m, gpu_begin_ns), lo, true);
-            note_recent(m, gpu_begin_ns, lo, true);
+            note_recent(m, gpu_begin_ns, lo, true, false);
             add_lo(m, gpu_begin_ns, lo, GZ_CALIB_BOUNDS);
         }
     }
@@ -332,7 +333,7 @@ void gz_model_add_bounds(gz_clock_model *m, uint64_t gpu_begin_ns, uint64_t host
         if (!refuse_bound(m, gpu_end_ns, hi, false)) {
             resolve_suspects(m, rel(m, gpu_end_ns), -INFINITY, hi);
             note_slack(m, rel(m, gpu_end_ns), hi, false);
-            note_recent(m, gpu_end_ns, hi, false);
+            note_recent(m, gpu_end_ns, hi, false, false);
             add_hi(m, gpu_end_ns, hi, GZ_CALIB_BOUNDS);
         }
     }
@@ -537,11 +538,10 @@ static double median_slack(const gz_clock_model *m, int side)
     return v[n / 2];
 }
 
-void gz_model_add_zone(gz_clock_model *m, uint64_t begin_ns, uint64_t end_ns)
+void gz_model_add_zone(gz_clock_model *m, uint64_t begin_ns, uint64_t end_ns, uint32_t kind)
 {
     note_late(m, begin_ns);
-    m->zones[m->zone_next][0] = begin_ns;
-    m->zones[m->zone_next][1] = end_ns;
+    m->zones[m->zone_next] = (gz_model_zone){begin_ns, end_ns, kind};
     m->zone_next = (m->zone_next + 1) % GZ_MODEL_ZONES;
     if (m->nzones < GZ_MODEL_ZONES)
         m->nzones++;
@@ -585,7 +585,7 @@ static double step_in_gap(const gz_clock_model *m, double since, double from, do
             x[n++] = (gz_mark){t, m->recent[i].v, m->recent[i].lower ? MARK_SUBMIT : MARK_DONE};
     }
     for (uint32_t i = 0; i < m->nzones; i++) {
-        double b = rel(m, m->zones[i][0]), e = rel(m, m->zones[i][1]);
+        double b = rel(m, m->zones[i].begin_ns), e = rel(m, m->zones[i].end_ns);
         zones_from = fmin(zones_from, b);
         if (e > since) {
             x[n++] = (gz_mark){b, 0, MARK_BEGIN};
@@ -631,6 +631,39 @@ static double step_in_gap(const gz_clock_model *m, double since, double from, do
     return best;
 }
 
+/* How much less likely a step is in the GPU-time gap [t1, t2] for what it
+ * would make of the zones around the gap (log odds, <= 0): a zone that a
+ * step inside would leave at less than half the shortest of its kind
+ * (others of it, at least KIND_SEEN of them, in the ring) ran work it
+ * never runs that fast, so the step is not in it (a label of 2.9 ms in
+ * each of 40 submissions: a step inside one would leave it 0.9 ms, and
+ * the real-time odds alone put it there rather than in the 90 us after
+ * the label, where it fell). Work is often slower than usual (a driver
+ * preempted, a host stall on lavapipe stretched 0.1 ms submissions to
+ * 4 ms), never much faster: a step that leaves a zone long is no
+ * evidence. */
+#define KIND_SEEN 3
+#define KIND_WEIGHT 20.0 /* odds of e^20: beaten only by proofs */
+static double kind_odds(const gz_clock_model *m, double t1, double t2, double step)
+{
+    for (uint32_t i = 0; i < m->nzones; i++) {
+        const gz_model_zone *z = &m->zones[i];
+        double b = rel(m, z->begin_ns), e = rel(m, z->end_ns);
+        if (!z->kind || b > t1 || e < t2)
+            continue;
+        double shortest = INFINITY;
+        uint32_t seen = 0;
+        for (uint32_t k = 0; k < m->nzones; k++)
+            if (k != i && m->zones[k].kind == z->kind) {
+                shortest = fmin(shortest, (double)(m->zones[k].end_ns - m->zones[k].begin_ns));
+                seen++;
+            }
+        if (seen >= KIND_SEEN && e - b - step < shortest / 2 - GAP_SLACK)
+            return -KIND_WEIGHT;
+    }
+    return 0;
+}
+
 /* A forward step of S can only lie between two GPU times at least S apart:
  * the counter never goes back, so two times on either side of the step
  * are parted by the step plus the real time between them. Every time the
@@ -638,11 +671,16 @@ static double step_in_gap(const gz_clock_model *m, double since, double from, do
  * is a place the step is not. Where the evidence put the step into a
  * shorter gap, it is wrong about which side some of it is on (a frame
  * submitted 2 ms before its work began, behind a slow sync point, looked
- * as if after the step; a completion seen late, as if before it), and the
- * step goes to the gap of at least S/2 (its size is an estimate) that the
- * evidence agrees with best, the nearest of equals. Zones went a whole
- * step wrong (issue 18: 1986.7 us, and 849 us for one that causality
- * clamped). Gaps before the oldest time kept may hide times: none there. */
+ * as if after the step; a completion seen late, as if before it). Each gap
+ * of at least S/2 (the step's size is an estimate) is weighed by the
+ * evidence that agrees with the step there, by how long it lasted in real
+ * time (a step comes at any moment: it is likelier in an interval of 4 ms
+ * than in one of 0.2 ms, where the evidence cannot tell) and by the zones
+ * around it (kind_odds); the best takes the step, the nearest of equals.
+ * Zones went a whole step wrong (issue 18: 1986.7 us, and 849 us for one
+ * that causality clamped; 1994 us where a host stall hid every completion
+ * near the step and the nearer of two long submissions took it). Gaps
+ * before the oldest time kept may hide times: none there. */
 static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], uint32_t n)
 {
     double step = (m->before_step_a + m->before_step_b * m->step_t) - (m->a + m->b * m->step_t);
@@ -659,7 +697,7 @@ static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], 
     }
     for (uint32_t i = 0; i < m->nzones; i++)
         for (int k = 0; k < 2; k++) {
-            double t = rel(m, m->zones[i][k]);
+            double t = rel(m, k ? m->zones[i].end_ns : m->zones[i].begin_ns);
             oldest[1] = fmin(oldest[1], t);
             if (t > since)
                 x[nx++] = t;
@@ -672,12 +710,12 @@ static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], 
     if (nx < 2)
         return;
     qsort(x, nx, sizeof x[0], by_value);
-    /* The gap the step is in now: fine when it is long enough, or when
-     * nothing is known of one side of it. */
+    /* The gap the step is in now: where nothing is known of one side of
+     * it, it stays. */
     uint32_t at = 0;
     while (at < nx && x[at] <= m->step_t)
         at++;
-    if (at == 0 || at == nx || x[at - 1] < from || x[at] - x[at - 1] >= step / 2)
+    if (at == 0 || at == nx || x[at - 1] < from)
         return;
     /* Each long gap: the weight of the evidence that agrees with the step
      * there (before it for negative weights, after it for positive ones). */
@@ -695,7 +733,12 @@ static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], 
         }
         if (x[i] < from || x[i + 1] - x[i] < step / 2)
             continue;
-        double mid = (x[i] + x[i + 1]) / 2, score = before + after;
+        double mid = (x[i] + x[i + 1]) / 2;
+        double real = fmax(x[i + 1] - x[i] - step, GAP_SLACK);
+        double score = before + after + log(real);
+        if (score < best || (score == best && fabs(mid - m->step_t) >= fabs(best_t - m->step_t)))
+            continue;
+        score += kind_odds(m, x[i], x[i + 1], step); /* <= 0: only for one that may win */
         if (score > best || (score == best && fabs(mid - m->step_t) < fabs(best_t - m->step_t))) {
             best = score;
             best_t = mid;
@@ -712,15 +755,87 @@ static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], 
  * one line and a step from the other is good evidence; one a stall from
  * both says next to nothing (a completion seen 2.3 ms or 4.3 ms late: a
  * fixed hint for the nearer line sent a step a whole step wrong as often
- * as it placed one right). */
+ * as it placed one right). Past TYPICAL_SPAN times tau a latency is a
+ * stall, as likely as any other: the tail of an exponential made a frame's
+ * completion seen 1.1 ms late 30 times likelier than 3.1 ms late, where
+ * completions on lavapipe beside a busy loop come 1-4 ms late about
+ * equally often (0.4-0.5 % per ms; 97 % within 0.5 ms), and the frame went
+ * 2 ms wrong (issue 18). */
 #define STALL_SHARE 0.05
 #define STALL_NS 2e7 /* 20 ms */
+#define TYPICAL_SPAN 6.0
+static double latency_density(double l, double tau)
+{
+    double typical = l < TYPICAL_SPAN * tau ? (1 - STALL_SHARE) / tau * exp(-fmax(l, 0) / tau) : 0;
+    return typical + STALL_SHARE / STALL_NS;
+}
+
 static double latency_odds(double l1, double l2, double tau)
 {
     tau = fmax(tau, 1000.0); /* no side is typically closer than 1 us */
-    double p1 = (1 - STALL_SHARE) / tau * exp(-fmax(l1, 0) / tau) + STALL_SHARE / STALL_NS;
-    double p2 = (1 - STALL_SHARE) / tau * exp(-fmax(l2, 0) / tau) + STALL_SHARE / STALL_NS;
-    return p1 / p2;
+    return latency_density(l1, tau) / latency_density(l2, tau);
+}
+
+/* Whether work that began at GPU time t waited for the work ahead of it
+ * on its queue: something ended (a zone, a submission) right before it.
+ * Its begin then came when that work ended, not a latency after its
+ * submit: how far it is from either line says nothing of the step (issue
+ * 18: a submission queued behind one that a stalled host stretched to
+ * 2.2 ms began 2.2 ms after its submit; weighed as a latency, that sent
+ * the step into the work ahead, 1980 us wrong). */
+static bool queued_behind(const gz_clock_model *m, double t)
+{
+    for (uint32_t i = 0; i < m->nrecent; i++) {
+        double e = rel(m, m->recent[i].gpu_ns);
+        if (!m->recent[i].lower && e <= t && e > t - GAP_SLACK)
+            return true;
+    }
+    for (uint32_t i = 0; i < m->nzones; i++) {
+        double e = rel(m, m->zones[i].end_ns);
+        if (e <= t && e > t - GAP_SLACK)
+            return true;
+    }
+    return false;
+}
+
+/* Whether the ring of recent constraints holds every one after t. */
+static bool ring_holds_since(const gz_clock_model *m, double t)
+{
+    if (m->nrecent < GZ_MODEL_RECENT)
+        return true;
+    for (uint32_t i = 0; i < m->nrecent; i++)
+        if (rel(m, m->recent[i].gpu_ns) <= t)
+            return true;
+    return false;
+}
+
+/* How far a side's bounds typically are from the clock around the step:
+ * the median slack of the recent ones since the step before, each from the
+ * line on its side of the step, those within TYPICAL_GUARD of it left out
+ * (their side is the question). The slacks noted as bounds came were
+ * measured from the line before the step until it was found: a forward
+ * step of 2 ms made every submit seem 2 ms from the clock, the odds of
+ * every begin were then taken as none, and a completion seen late put a
+ * step after work that began 67 us after its submit (issue 18, 2010 us).
+ * Too few such bounds: the slacks noted. */
+#define TYPICAL_GUARD 1e7 /* 10 ms */
+#define TYPICAL_MIN 8
+static double typical_slack(const gz_clock_model *m, int side, double since)
+{
+    double v[GZ_MODEL_RECENT];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->nrecent; i++) {
+        const gz_model_suspect *x = &m->recent[i];
+        double t = rel(m, x->gpu_ns);
+        if (x->pair || x->lower != (side == 0) || t <= since || fabs(t - m->step_t) < TYPICAL_GUARD)
+            continue;
+        double line = t < m->step_t ? m->before_step_a + m->before_step_b * t : m->a + m->b * t;
+        v[n++] = fmax(x->lower ? line - x->v : x->v - line, 0);
+    }
+    if (n < TYPICAL_MIN)
+        return median_slack(m, side);
+    qsort(v, n, sizeof v[0], by_value);
+    return v[n / 2];
 }
 
 static void refine_step(gz_clock_model *m, bool at_jump)
@@ -732,7 +847,7 @@ static void refine_step(gz_clock_model *m, bool at_jump)
      * within a quarter of the step: in a busy queue work starts a
      * submission or more after its submit, and a start bound from before
      * the step can meet the line after it as closely as one from after. */
-    double typical[2] = {median_slack(m, 0), median_slack(m, 1)};
+    double typical[2] = {typical_slack(m, 0, since), typical_slack(m, 1, since)};
     /* (t, weight): positive for "after the step", negative for "before". */
     double ev[GZ_MODEL_RECENT][2];
     uint32_t n = 0;
@@ -751,7 +866,14 @@ static void refine_step(gz_clock_model *m, bool at_jump)
             w = PROOF_WEIGHT;
         else if (into_after > cut)
             w = -PROOF_WEIGHT;
-        else if (typical[x->lower ? 0 : 1] > step / 4)
+        /* No latency to weigh: a side whose bounds are far from the clock
+         * (above); a tight sample's side, its GPU time anywhere in its
+         * bracket (a sync point that a stalled host bracketed 2 ms wide, 20
+         * us inside one side by a line, outweighed the completion that
+         * proved that line wrong; issue 18, 1754 us); a begin of work that
+         * waited for the work ahead (queued_behind). */
+        else if (typical[x->lower ? 0 : 1] > step / 4 || x->pair ||
+                 (x->lower && queued_behind(m, t)))
             w = 0;
         else
             w = log(latency_odds(-into_after, -into_before, typical[x->lower ? 0 : 1]));
@@ -768,11 +890,18 @@ static void refine_step(gz_clock_model *m, bool at_jump)
      * came, and one placed 0.78 ms short was the second half of a 2 ms
      * step). One step: the line now holds from the step before, placed
      * anew with the lines on either side of it. Only when the step is
-     * found: placed again later, the support may have left the ring. */
-    bool against = false;
-    for (uint32_t i = 0; i < n && !against; i++)
-        against = ev[i][1] <= -1; /* odds of e or more: weaker is no support */
-    if (!against && m->nolder && at_jump) {
+     * found, and the ring holds every time since the step before: placed
+     * again later, or found late, the support may have left the ring (a
+     * step found 60 ms late in a busy queue, the ring all after it, was
+     * made one with the step 1.1 s before it, and the zones of that second
+     * still waiting went 2 ms wrong). One bound is no support: the line
+     * after a step that bounds show rests on the one that came closest (a
+     * completion 1.4 ms late kept a 0.6 ms line for the 24 ms until the
+     * rest of a 2 ms step showed, and the zones there went 1.4 ms wrong). */
+    uint32_t against = 0; /* odds of e or more: weaker is no support */
+    for (uint32_t i = 0; i < n; i++)
+        against += ev[i][1] <= -1;
+    if (against < 2 && m->nolder && at_jump && ring_holds_since(m, since)) {
         m->before_step_a = m->older[0].a;
         m->before_step_b = m->older[0].b;
         m->step_t = m->older[0].t;
@@ -840,13 +969,31 @@ static void refine_step(gz_clock_model *m, bool at_jump)
         }
         for (uint32_t i = 0; begin > -INFINITY && i < m->nzones; i++)
             for (int k = 0; k < 2; k++) {
-                double t = rel(m, m->zones[i][k]);
+                double t = rel(m, k ? m->zones[i].end_ns : m->zones[i].begin_ns);
                 if (t > last && t < begin)
                     last = t;
             }
         m->step_t = (last + (begin > -INFINITY ? begin : after_t)) / 2;
     }
     snap_to_gap(m, since, ev, n);
+}
+
+/* Records a step at GPU time t, the line (a, b) holding before it. Zones
+ * wait up to a second to be converted: steps that close together must all
+ * still be known. */
+static void push_step(gz_clock_model *m, double t, double a, double b)
+{
+    if (m->has_before_step) {
+        memmove(&m->older[1], &m->older[0], (GZ_MODEL_STEPS - 1) * sizeof m->older[0]);
+        m->older[0] = (gz_model_line){m->step_t, m->before_step_a, m->before_step_b};
+        if (m->nolder < GZ_MODEL_STEPS)
+            m->nolder++;
+    }
+    m->has_before_step = true;
+    m->before_step_a = a;
+    m->before_step_b = b;
+    m->step_t = t;
+    m->jumps++;
 }
 
 /* Drops the fewest oldest of the count buckets from head that leaves the
@@ -943,22 +1090,10 @@ void gz_model_fit(gz_clock_model *m)
                 if (b->has_hi && b->hi < m->a + m->b * b->hi_t - cut)
                     after_t = fmin(after_t, b->hi_t);
             }
-            if (m->has_before_step) {
-                /* Zones wait up to a second to be converted: steps that
-                 * close together must all still be known. */
-                memmove(&m->older[1], &m->older[0],
-                        (GZ_MODEL_STEPS - 1) * sizeof m->older[0]);
-                m->older[0] = (gz_model_line){m->step_t, m->before_step_a, m->before_step_b};
-                if (m->nolder < GZ_MODEL_STEPS)
-                    m->nolder++;
-            }
-            m->has_before_step = true;
-            m->before_step_a = m->a;
-            m->before_step_b = m->b;
-            m->step_t = after_t == INFINITY     ? dropped_t
-                        : dropped_t == -INFINITY ? after_t
-                                                 : (dropped_t + after_t) / 2;
-            m->jumps++;
+            push_step(m, after_t == INFINITY       ? dropped_t
+                         : dropped_t == -INFINITY ? after_t
+                                                  : (dropped_t + after_t) / 2,
+                      m->a, m->b);
             /* Only bounds after it: keep the drift, and freeze how far
              * each side's bounds were from the line before (below). */
             if (was_tight && best_method(m) == GZ_CALIB_BOUNDS) {
@@ -969,6 +1104,10 @@ void gz_model_fit(gz_clock_model *m)
                         m->step_slack[side] = fmin(m->step_slack[side], m->slack[side][i]);
                 }
             }
+        }
+        else if (m->fitted && dropped_t > -INFINITY) {
+            m->dropped = (gz_model_line){dropped_t, m->a, m->b};
+            m->has_dropped = true;
         }
         spread = NAN;
         slope = m->bounds_after_step ? m->b : best_slope(m, &spread);
@@ -1003,6 +1142,24 @@ void gz_model_fit(gz_clock_model *m)
     }
     m->a = a;
     m->b = slope;
+    /* A contradiction too small to be a step dropped the history the line
+     * rested on, as a change of drift: where the line since has moved by
+     * more than a step's least at the time of the drop, it was the first
+     * part of a step, seen late in full (issue 18: a 2 ms step first
+     * showed as 112 us; the line then moved by the rest with nothing in the
+     * window to contradict, no step was recorded, and the zones of the
+     * 700 ms before it that waited to be converted went 2 ms wrong). */
+    if (m->has_dropped && m->jumps == jumps) {
+        double t = m->dropped.t;
+        if (fabs(a + slope * t - (m->dropped.a + m->dropped.b * t)) > JUMP_NS) {
+            push_step(m, t, m->dropped.a, m->dropped.b);
+            m->has_dropped = false;
+        } else if (m->newest_t - t > REPLACE_SPAN) {
+            m->has_dropped = false;
+        }
+    } else if (m->jumps != jumps) {
+        m->has_dropped = false;
+    }
     if (!isnan(spread)) {
         m->slope_spread = spread;
         m->spread_t = m->newest_t;
@@ -1018,7 +1175,7 @@ void gz_model_fit(gz_clock_model *m)
             const gz_model_suspect *x = &m->suspects[i];
             double line = m->a + m->b * rel(m, x->gpu_ns);
             double edge = (double)m->deviation_ns + JUMP_NS;
-            note_recent(m, x->gpu_ns, x->v, x->lower);
+            note_recent(m, x->gpu_ns, x->v, x->lower, false);
             if (x->lower ? x->v <= line + edge : x->v >= line - edge) {
                 if (x->lower)
                     add_lo(m, x->gpu_ns, x->v, GZ_CALIB_BOUNDS);

@@ -133,7 +133,7 @@ void gz_gpu_clock_add_bound(gz_gpu_clock *c, uint64_t raw, uint64_t host_ns, boo
     }
 }
 
-void gz_gpu_clock_zone_ns(gz_gpu_clock *c, uint64_t raw_begin, uint64_t raw_end,
+void gz_gpu_clock_zone_ns(gz_gpu_clock *c, uint64_t raw_begin, uint64_t raw_end, uint32_t kind,
                           uint64_t *begin_ns, uint64_t *end_ns)
 {
     /* A zone ends in the submission read back with it (after its start);
@@ -144,7 +144,7 @@ void gz_gpu_clock_zone_ns(gz_gpu_clock *c, uint64_t raw_begin, uint64_t raw_end,
     uint64_t begin = unwrap_before(c, raw_begin, end);
     *begin_ns = to_ns(c, begin);
     *end_ns = to_ns(c, end);
-    gz_model_add_zone(&c->model, *begin_ns, *end_ns);
+    gz_model_add_zone(&c->model, *begin_ns, *end_ns, kind);
 }
 
 void gz_gpu_clock_fit(gz_gpu_clock *c)

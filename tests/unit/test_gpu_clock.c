@@ -29,7 +29,7 @@ static void add(gz_gpu_clock *c, uint64_t host_ns, uint64_t deviation_ns, int64_
 static double placed_error_us(gz_gpu_clock *c, uint64_t host_ns)
 {
     uint64_t raw = gpu_at(host_ns), b, e;
-    gz_gpu_clock_zone_ns(c, raw, raw, &b, &e);
+    gz_gpu_clock_zone_ns(c, raw, raw, 0, &b, &e);
     gz_gpu_clock_fit(c);
     return ((double)gz_gpu_clock_to_host(c, b) - (double)host_ns) / 1000.0;
 }
