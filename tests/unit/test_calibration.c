@@ -633,6 +633,18 @@ static int test_model_step_in_busy_work(void)
     return 0;
 }
 
+/* A model fed a second of sync points (one every 100 ms, 20 us brackets)
+ * of a clock o ns behind the host: the drift is known and firm. */
+static void synced_second(gz_clock_model *m, uint64_t o)
+{
+    gz_model_init(m);
+    for (uint64_t g = 0; g <= 1000 * MS; g += 100 * MS) {
+        gz_calib_pair p = pair(g, g + o, 20 * 1000);
+        gz_model_add_pair(m, GZ_CALIB_SYNC_POINT, &p);
+        gz_model_fit(m);
+    }
+}
+
 static int test_model_step_after_slow_sync_point(void)
 {
     /* Issue 18, an idle phase on lavapipe: a frame every 22 ms, each
@@ -647,13 +659,8 @@ static int test_model_step_after_slow_sync_point(void)
      * A forward step of 2 ms lies in a gap of 2 ms or more: after the
      * frame. */
     gz_clock_model m;
-    gz_model_init(&m);
     const uint64_t o = 5000, us = 1000, step = 2 * MS;
-    for (uint64_t g = 0; g <= 1000 * MS; g += 100 * MS) {
-        gz_calib_pair p = pair(g, g + o, 20 * us);
-        gz_model_add_pair(&m, GZ_CALIB_SYNC_POINT, &p);
-        gz_model_fit(&m);
-    }
+    synced_second(&m, o);
     const uint64_t slow = 5, step_at = 1010 * MS + slow * 22 * MS + 13 * MS; /* real */
     uint64_t slow_begin = 0, slow_end = 0, next_begin = 0;
 #define GPU_OF(t) ((t) + ((t) >= step_at ? step : 0))
@@ -736,13 +743,8 @@ static int test_model_step_seen_in_part(void)
 static int step_in_host_stall(uint64_t empty_after)
 {
     gz_clock_model m;
-    gz_model_init(&m);
     const uint64_t o = 5000, us = 1000, step = 2 * MS;
-    for (uint64_t g = 0; g <= 1000 * MS; g += 100 * MS) {
-        gz_calib_pair p = pair(g, g + o, 20 * us);
-        gz_model_add_pair(&m, GZ_CALIB_SYNC_POINT, &p);
-        gz_model_fit(&m);
-    }
+    synced_second(&m, o);
     const uint64_t stalled = 100;
     uint64_t b = 1010 * MS, submit = b - 300 * us, step_at = UINT64_MAX;
     uint64_t long_end = 0, wake_begin = 0;
@@ -812,13 +814,8 @@ static int test_model_step_before_late_completions(void)
      * nothing and the completions' say "before the step", and the step
      * went to the end of the stall, 2 ms wrong for the work in it. */
     gz_clock_model m;
-    gz_model_init(&m);
     const uint64_t o = 5000, us = 1000, step = 2 * MS;
-    for (uint64_t g = 0; g <= 1000 * MS; g += 100 * MS) {
-        gz_calib_pair p = pair(g, g + o, 20 * us);
-        gz_model_add_pair(&m, GZ_CALIB_SYNC_POINT, &p);
-        gz_model_fit(&m);
-    }
+    synced_second(&m, o);
     const uint64_t stall_from = 1030 * MS, stall_to = stall_from + 80 * MS;
     const uint64_t step_at = stall_from + 600 * us;
     uint64_t b = 1010 * MS, checked[2] = {0, 0};
@@ -854,13 +851,8 @@ static int test_model_step_before_late_completions(void)
 static int two_steps_in_busy_work(uint64_t late_for, uint64_t late_by)
 {
     gz_clock_model m;
-    gz_model_init(&m);
     const uint64_t o = 5000, us = 1000, step = 2 * MS;
-    for (uint64_t g = 0; g <= 1000 * MS; g += 100 * MS) {
-        gz_calib_pair p = pair(g, g + o, 20 * us);
-        gz_model_add_pair(&m, GZ_CALIB_SYNC_POINT, &p);
-        gz_model_fit(&m);
-    }
+    synced_second(&m, o);
     const uint64_t steps[2] = {1100 * MS + 150 * us, 1600 * MS + 150 * us};
     uint64_t b = 1010 * MS, between = 0;
 #define GPU_OF(t) ((t) + ((t) >= steps[0] ? step : 0) + ((t) >= steps[1] ? step : 0))
