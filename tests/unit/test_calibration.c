@@ -894,6 +894,50 @@ static int test_model_step_found_late(void)
     return two_steps_in_busy_work(40 * MS, 2500 * 1000);
 }
 
+static int test_model_step_before_a_stalled_frame(void)
+{
+    /* Issue 18, an idle phase on lavapipe beside a busy loop: a frame every
+     * 22 ms behind a sync point, begun 160 us after it, submitted 150 us
+     * before it began and seen complete 150 us after its end. The counter
+     * steps 2 ms ahead 3 ms before a frame that comes 25 ms after the one
+     * before; the host stalls around it: no sync point, its submit 8.8 ms
+     * before its begin, its completion seen 3.1 ms late (1.1 ms by the line
+     * before the step). An exponential's tail made 1.1 ms late far likelier
+     * than 3.1 ms, where stalls of either length are as common, and put
+     * the step after that frame: 2 ms wrong. */
+    gz_clock_model m;
+    const uint64_t o = 5000, us = 1000, step = 2 * MS;
+    synced_second(&m, o);
+    const uint64_t slow = 5;
+    uint64_t s = 1010 * MS, step_at = UINT64_MAX, slow_begin = 0;
+#define GPU_OF(t) ((t) + ((t) >= step_at ? step : 0))
+    for (uint64_t k = 0; k < 12; k++) {
+        if (k == slow) {
+            s += 3 * MS;
+            step_at = s - 3 * MS;
+        }
+        uint64_t b = s + 160 * us, e = b + 300 * us;
+        uint64_t submit = b - 150 * us, seen = e + 150 * us;
+        if (k == slow) {
+            submit = b - 8800 * us;
+            seen = e + 3100 * us;
+            slow_begin = b;
+        } else {
+            gz_calib_pair p = pair(GPU_OF(s), o + s + 300 * us, 400 * us);
+            gz_model_add_pair(&m, GZ_CALIB_SYNC_POINT, &p);
+        }
+        gz_model_add_bounds(&m, GPU_OF(b), submit + o, GPU_OF(e), seen + o);
+        gz_model_add_zone(&m, GPU_OF(b), GPU_OF(e), 1);
+        gz_model_fit(&m);
+        s += 22 * MS;
+    }
+
+    CHECK_U64(m.jumps, 1);
+    CHECK(llabs((int64_t)(gz_model_to_host(&m, GPU_OF(slow_begin)) - (slow_begin + o))) < 50000);
+#undef GPU_OF
+    return 0;
+}
+
 static int test_model_step_placed_again(void)
 {
     /* Issue 18: a host stall. Sync points every 100 ms, then submissions
@@ -1118,6 +1162,8 @@ int main(void)
                   test_model_step_shown_small_first);
     failed += run("model: a step found late is not one with the step before",
                   test_model_step_found_late);
+    failed += run("model: a step before a stalled frame, stalls alike",
+                  test_model_step_before_a_stalled_frame);
     failed += run("model: sync points a second apart leave drift to the bounds",
                   test_model_sparse_sync_points);
     failed += run("model: a GPU clock from the Unix epoch, to the ns", test_model_epoch_clock);
