@@ -681,6 +681,14 @@ static double kind_odds(const gz_clock_model *m, double t1, double t2, double st
  * that causality clamped; 1994 us where a host stall hid every completion
  * near the step and the nearer of two long submissions took it). Gaps
  * before the oldest time kept may hide times: none there. */
+/* Whether a gap scoring score, its middle at mid, beats the best so far
+ * (best, at best_t): a higher score, or an equal one nearer the step as
+ * placed (step_t). */
+static bool beats(double score, double mid, double best, double best_t, double step_t)
+{
+    return score > best || (score == best && fabs(mid - step_t) < fabs(best_t - step_t));
+}
+
 static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], uint32_t n)
 {
     double step = (m->before_step_a + m->before_step_b * m->step_t) - (m->a + m->b * m->step_t);
@@ -736,10 +744,10 @@ static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], 
         double mid = (x[i] + x[i + 1]) / 2;
         double real = fmax(x[i + 1] - x[i] - step, GAP_SLACK);
         double score = before + after + log(real);
-        if (score < best || (score == best && fabs(mid - m->step_t) >= fabs(best_t - m->step_t)))
+        if (!beats(score, mid, best, best_t, m->step_t))
             continue;
         score += kind_odds(m, x[i], x[i + 1], step); /* <= 0: only for one that may win */
-        if (score > best || (score == best && fabs(mid - m->step_t) < fabs(best_t - m->step_t))) {
+        if (beats(score, mid, best, best_t, m->step_t)) {
             best = score;
             best_t = mid;
         }
@@ -1149,7 +1157,9 @@ void gz_model_fit(gz_clock_model *m)
      * showed as 112 us; the line then moved by the rest with nothing in the
      * window to contradict, no step was recorded, and the zones of the
      * 700 ms before it that waited to be converted went 2 ms wrong). */
-    if (m->has_dropped && m->jumps == jumps) {
+    if (m->jumps != jumps) {
+        m->has_dropped = false;
+    } else if (m->has_dropped) {
         double t = m->dropped.t;
         if (fabs(a + slope * t - (m->dropped.a + m->dropped.b * t)) > JUMP_NS) {
             push_step(m, t, m->dropped.a, m->dropped.b);
@@ -1157,8 +1167,6 @@ void gz_model_fit(gz_clock_model *m)
         } else if (m->newest_t - t > REPLACE_SPAN) {
             m->has_dropped = false;
         }
-    } else if (m->jumps != jumps) {
-        m->has_dropped = false;
     }
     if (!isnan(spread)) {
         m->slope_spread = spread;
