@@ -645,6 +645,58 @@ static void synced_second(gz_clock_model *m, uint64_t o)
     }
 }
 
+/* A frame in an idle phase: its sync point's bracket (ns before and after
+ * the sync point's timestamp; none where both are 0), and how long before
+ * its work began it was submitted and after its work ended it was seen
+ * complete. */
+typedef struct idle_frame {
+    uint64_t sync_before, sync_after, submit_before, seen_after;
+} idle_frame;
+
+/* An idle phase on lavapipe, after synced_second: 12 frames 22 ms apart,
+ * each begun 160 us after its sync point's timestamp and 300 us long, as
+ * usual says; the sixth as slow says and delay ns later than its turn
+ * (the ones after it too). The counter steps 2 ms ahead step_from ns
+ * after the sixth frame's sync point's timestamp would have been. Checks
+ * one step is found, and the sixth frame's begin and end and the seventh's
+ * begin map within 50 us. */
+static int step_among_idle_frames(idle_frame usual, idle_frame slow, uint64_t delay,
+                                  int64_t step_from)
+{
+    gz_clock_model m;
+    const uint64_t o = 5000, us = 1000, step = 2 * MS, n = 5;
+    synced_second(&m, o);
+    const uint64_t step_at = 1010 * MS + n * 22 * MS + step_from; /* real */
+    uint64_t slow_begin = 0, slow_end = 0, next_begin = 0;
+#define GPU_OF(t) ((t) + ((t) >= step_at ? step : 0))
+    for (uint64_t k = 0; k < 12; k++) {
+        uint64_t s = 1010 * MS + k * 22 * MS + (k >= n ? delay : 0); /* the sync point's */
+        const idle_frame *f = k == n ? &slow : &usual;
+        if (f->sync_before || f->sync_after) {
+            uint64_t lo = s - f->sync_before, hi = s + f->sync_after;
+            gz_calib_pair p = pair(GPU_OF(s), o + (lo + hi) / 2, (hi - lo) / 2);
+            gz_model_add_pair(&m, GZ_CALIB_SYNC_POINT, &p);
+        }
+        uint64_t b = s + 160 * us, e = b + 300 * us;
+        gz_model_add_bounds(&m, GPU_OF(b), b - f->submit_before + o, GPU_OF(e),
+                            e + f->seen_after + o);
+        gz_model_add_zone(&m, GPU_OF(b), GPU_OF(e), 1);
+        gz_model_fit(&m);
+        if (k == n) {
+            slow_begin = b;
+            slow_end = e;
+        } else if (k == n + 1) {
+            next_begin = b;
+        }
+    }
+    CHECK_U64(m.jumps, 1);
+    CHECK(llabs((int64_t)(gz_model_to_host(&m, GPU_OF(slow_begin)) - (slow_begin + o))) < 50000);
+    CHECK(llabs((int64_t)(gz_model_to_host(&m, GPU_OF(slow_end)) - (slow_end + o))) < 50000);
+    CHECK(llabs((int64_t)(gz_model_to_host(&m, GPU_OF(next_begin)) - (next_begin + o))) < 50000);
+#undef GPU_OF
+    return 0;
+}
+
 static int test_model_step_after_slow_sync_point(void)
 {
     /* Issue 18, an idle phase on lavapipe: a frame every 22 ms, each
@@ -658,40 +710,10 @@ static int test_model_step_after_slow_sync_point(void)
      * point and that frame, 160 us of GPU time: the frame went 2 ms early.
      * A forward step of 2 ms lies in a gap of 2 ms or more: after the
      * frame. */
-    gz_clock_model m;
-    const uint64_t o = 5000, us = 1000, step = 2 * MS;
-    synced_second(&m, o);
-    const uint64_t slow = 5, step_at = 1010 * MS + slow * 22 * MS + 13 * MS; /* real */
-    uint64_t slow_begin = 0, slow_end = 0, next_begin = 0;
-#define GPU_OF(t) ((t) + ((t) >= step_at ? step : 0))
-    for (uint64_t k = 0; k < 12; k++) {
-        uint64_t s = 1010 * MS + k * 22 * MS; /* the sync point's timestamp */
-        uint64_t lo = s - 100 * us, hi = s + 700 * us;
-        if (k == slow) {
-            lo = s - 146 * us;
-            hi = s + 3860 * us;
-        }
-        gz_calib_pair p = pair(GPU_OF(s), o + (lo + hi) / 2, (hi - lo) / 2);
-        gz_model_add_pair(&m, GZ_CALIB_SYNC_POINT, &p);
-        uint64_t b = s + 160 * us, e = b + 300 * us;
-        uint64_t submit = k == slow ? b - 2010 * us : b - 50 * us;
-        uint64_t seen = k == slow ? e + 3400 * us : e + 50 * us;
-        gz_model_add_bounds(&m, GPU_OF(b), submit + o, GPU_OF(e), seen + o);
-        gz_model_add_zone(&m, GPU_OF(b), GPU_OF(e), 1);
-        gz_model_fit(&m);
-        if (k == slow) {
-            slow_begin = b;
-            slow_end = e;
-        } else if (k == slow + 1) {
-            next_begin = b;
-        }
-    }
-    CHECK_U64(m.jumps, 1);
-    CHECK(llabs((int64_t)(gz_model_to_host(&m, GPU_OF(slow_begin)) - (slow_begin + o))) < 50000);
-    CHECK(llabs((int64_t)(gz_model_to_host(&m, GPU_OF(slow_end)) - (slow_end + o))) < 50000);
-    CHECK(llabs((int64_t)(gz_model_to_host(&m, GPU_OF(next_begin)) - (next_begin + o))) < 50000);
-#undef GPU_OF
-    return 0;
+    const uint64_t us = 1000;
+    return step_among_idle_frames((idle_frame){100 * us, 700 * us, 50 * us, 50 * us},
+                                  (idle_frame){146 * us, 3860 * us, 2010 * us, 3400 * us}, 0,
+                                  13 * MS);
 }
 
 static int test_model_step_seen_in_part(void)
@@ -905,37 +927,9 @@ static int test_model_step_before_a_stalled_frame(void)
      * before the step). An exponential's tail made 1.1 ms late far likelier
      * than 3.1 ms, where stalls of either length are as common, and put
      * the step after that frame: 2 ms wrong. */
-    gz_clock_model m;
-    const uint64_t o = 5000, us = 1000, step = 2 * MS;
-    synced_second(&m, o);
-    const uint64_t slow = 5;
-    uint64_t s = 1010 * MS, step_at = UINT64_MAX, slow_begin = 0;
-#define GPU_OF(t) ((t) + ((t) >= step_at ? step : 0))
-    for (uint64_t k = 0; k < 12; k++) {
-        if (k == slow) {
-            s += 3 * MS;
-            step_at = s - 3 * MS;
-        }
-        uint64_t b = s + 160 * us, e = b + 300 * us;
-        uint64_t submit = b - 150 * us, seen = e + 150 * us;
-        if (k == slow) {
-            submit = b - 8800 * us;
-            seen = e + 3100 * us;
-            slow_begin = b;
-        } else {
-            gz_calib_pair p = pair(GPU_OF(s), o + s + 300 * us, 400 * us);
-            gz_model_add_pair(&m, GZ_CALIB_SYNC_POINT, &p);
-        }
-        gz_model_add_bounds(&m, GPU_OF(b), submit + o, GPU_OF(e), seen + o);
-        gz_model_add_zone(&m, GPU_OF(b), GPU_OF(e), 1);
-        gz_model_fit(&m);
-        s += 22 * MS;
-    }
-
-    CHECK_U64(m.jumps, 1);
-    CHECK(llabs((int64_t)(gz_model_to_host(&m, GPU_OF(slow_begin)) - (slow_begin + o))) < 50000);
-#undef GPU_OF
-    return 0;
+    const uint64_t us = 1000;
+    return step_among_idle_frames((idle_frame){100 * us, 700 * us, 150 * us, 150 * us},
+                                  (idle_frame){0, 0, 8800 * us, 3100 * us}, 3 * MS, 0);
 }
 
 static int test_model_step_placed_again(void)
