@@ -689,8 +689,14 @@ static bool beats(double score, double mid, double best, double best_t, double s
     return score > best || (score == best && fabs(mid - step_t) < fabs(best_t - step_t));
 }
 
+/* Gaps within these log odds of the best are as good as it (odds of 400
+ * to 1: one begin that a stall made look prompt is worth about e^5.4 and
+ * was wrong, issue 18; replays of 194 loaded runs flagged every step sent
+ * wrong, and about one step in 18, 2-8 zones each). */
+#define DOUBT_ODDS 6.0
 static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], uint32_t n)
 {
+    m->step_doubt = (gz_model_doubt){0};
     double step = (m->before_step_a + m->before_step_b * m->step_t) - (m->a + m->b * m->step_t);
     if (step < 2 * GAP_SLACK)
         return; /* backward, or too small to tell from real gaps */
@@ -731,7 +737,9 @@ static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], 
     for (uint32_t i = 0; i < n; i++)
         after += ev[i][1] > 0 ? ev[i][1] : 0;
     double before = 0, best = -INFINITY, best_t = NAN;
-    uint32_t e = 0;
+    /* Each long gap (x index, score before kind_odds), for the doubt. */
+    struct { uint32_t i; double score; } gap[GZ_MODEL_RECENT + 2 * GZ_MODEL_ZONES];
+    uint32_t ngaps = 0, e = 0;
     for (uint32_t i = 0; i + 1 < nx; i++) {
         for (; e < n && ev[e][0] <= x[i]; e++) {
             if (ev[e][1] > 0)
@@ -744,6 +752,8 @@ static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], 
         double mid = (x[i] + x[i + 1]) / 2;
         double real = fmax(x[i + 1] - x[i] - step, GAP_SLACK);
         double score = before + after + log(real);
+        gap[ngaps].i = i;
+        gap[ngaps++].score = score;
         if (!beats(score, mid, best, best_t, m->step_t))
             continue;
         score += kind_odds(m, x[i], x[i + 1], step); /* <= 0: only for one that may win */
@@ -752,8 +762,24 @@ static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], 
             best_t = mid;
         }
     }
-    if (!isnan(best_t))
-        m->step_t = best_t;
+    if (isnan(best_t))
+        return;
+    m->step_t = best_t;
+    /* Gaps nearly as likely: the times between them and the one chosen may
+     * be on the other side of the step. */
+    double lo = best_t, hi = best_t;
+    for (uint32_t k = 0; k < ngaps; k++) {
+        uint32_t i = gap[k].i;
+        double mid = (x[i] + x[i + 1]) / 2;
+        if (gap[k].score < best - DOUBT_ODDS || (mid >= lo && mid <= hi))
+            continue;
+        if (gap[k].score + kind_odds(m, x[i], x[i + 1], step) >= best - DOUBT_ODDS) {
+            lo = fmin(lo, mid);
+            hi = fmax(hi, mid);
+        }
+    }
+    if (lo < hi)
+        m->step_doubt = (gz_model_doubt){lo, hi, step};
 }
 
 /* How much likelier a bound's latency (how far it is from the clock: work
@@ -913,6 +939,7 @@ static void refine_step(gz_clock_model *m, bool at_jump)
         m->before_step_a = m->older[0].a;
         m->before_step_b = m->older[0].b;
         m->step_t = m->older[0].t;
+        m->step_doubt = m->older[0].doubt;
         memmove(&m->older[0], &m->older[1], (GZ_MODEL_STEPS - 1) * sizeof m->older[0]);
         m->nolder--;
         m->jumps--;
@@ -993,7 +1020,7 @@ static void push_step(gz_clock_model *m, double t, double a, double b)
 {
     if (m->has_before_step) {
         memmove(&m->older[1], &m->older[0], (GZ_MODEL_STEPS - 1) * sizeof m->older[0]);
-        m->older[0] = (gz_model_line){m->step_t, m->before_step_a, m->before_step_b};
+        m->older[0] = (gz_model_line){m->step_t, m->before_step_a, m->before_step_b, m->step_doubt};
         if (m->nolder < GZ_MODEL_STEPS)
             m->nolder++;
     }
@@ -1001,6 +1028,7 @@ static void push_step(gz_clock_model *m, double t, double a, double b)
     m->before_step_a = a;
     m->before_step_b = b;
     m->step_t = t;
+    m->step_doubt = (gz_model_doubt){0};
     m->jumps++;
 }
 
@@ -1114,7 +1142,7 @@ void gz_model_fit(gz_clock_model *m)
             }
         }
         else if (m->fitted && dropped_t > -INFINITY) {
-            m->dropped = (gz_model_line){dropped_t, m->a, m->b};
+            m->dropped = (gz_model_line){.t = dropped_t, .a = m->a, .b = m->b};
             m->has_dropped = true;
         }
         spread = NAN;
@@ -1234,6 +1262,22 @@ uint64_t gz_model_to_host(const gz_clock_model *m, uint64_t gpu_ns)
     if (host > (__int128)UINT64_MAX)
         return UINT64_MAX;
     return (uint64_t)host;
+}
+
+static bool in_doubt(const gz_model_doubt *d, double t)
+{
+    return d->size > 0 && t >= d->from && t <= d->to;
+}
+
+uint64_t gz_model_doubt_ns(const gz_clock_model *m, uint64_t gpu_ns)
+{
+    if (!m->fitted || !m->has_before_step)
+        return 0;
+    double t = rel(m, gpu_ns), size = in_doubt(&m->step_doubt, t) ? m->step_doubt.size : 0;
+    for (uint32_t i = 0; i < m->nolder; i++)
+        if (in_doubt(&m->older[i].doubt, t))
+            size = fmax(size, m->older[i].doubt.size);
+    return (uint64_t)llround(size);
 }
 
 uint64_t gz_model_to_gpu(const gz_clock_model *m, uint64_t host_ns)

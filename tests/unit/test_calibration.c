@@ -630,6 +630,9 @@ static int test_model_step_in_busy_work(void)
     /* The next submission's begin, after the step. */
     uint64_t next = first + 21 * (len + 10 * us);
     CHECK(llabs((int64_t)(gz_model_to_host(&m, next + step) - (next + o))) < 50000);
+    /* The label's length decided it: no doubt where the step fell. */
+    CHECK_U64(gz_model_doubt_ns(&m, label_end_gpu), 0);
+    CHECK_U64(gz_model_doubt_ns(&m, next + step), 0);
     return 0;
 }
 
@@ -798,6 +801,13 @@ static int step_in_host_stall(uint64_t empty_after)
     CHECK_U64(m.jumps, 1);
     CHECK(llabs((int64_t)(gz_model_to_host(&m, GPU_OF(long_end)) - (long_end + o))) < 50000);
     CHECK(llabs((int64_t)(gz_model_to_host(&m, GPU_OF(wake_begin)) - (wake_begin + o))) < 50000);
+    /* Real time alone chose the idle (4.5 ms against 2): the long
+     * submission's end may be a step off, and the model says so; the
+     * begin after the idle, and the work long before, are sure. */
+    uint64_t doubt = gz_model_doubt_ns(&m, GPU_OF(long_end));
+    CHECK(doubt > 1900 * us && doubt < 2100 * us);
+    CHECK_U64(gz_model_doubt_ns(&m, GPU_OF(wake_begin)), 0);
+    CHECK_U64(gz_model_doubt_ns(&m, GPU_OF(long_end - 10 * MS)), 0);
 #undef GPU_OF
     return 0;
 }
