@@ -157,6 +157,11 @@ uint64_t gz_gpu_clock_to_host(const gz_gpu_clock *c, uint64_t gpu_ns)
     return gz_model_to_host(&c->model, gpu_ns);
 }
 
+uint64_t gz_gpu_clock_doubt_ns(const gz_gpu_clock *c, uint64_t gpu_ns)
+{
+    return gz_model_doubt_ns(&c->model, gpu_ns);
+}
+
 int64_t gz_gpu_clock_offset_ns(const gz_gpu_clock *c)
 {
     return c->model.offset_ns - (int64_t)gz_ticks_to_ns(c->origin, c->period);

@@ -54,6 +54,9 @@ void gz_gpu_clock_zone_ns(gz_gpu_clock *c, uint64_t raw_begin, uint64_t raw_end,
 /* Refits the model (once per drain cycle) and maps GPU ns to host ns. */
 void gz_gpu_clock_fit(gz_gpu_clock *c);
 uint64_t gz_gpu_clock_to_host(const gz_gpu_clock *c, uint64_t gpu_ns);
+/* How far that may be off because a step in the clock fell where the data
+ * could not tell on which side of it gpu_ns lies (0: it could). */
+uint64_t gz_gpu_clock_doubt_ns(const gz_gpu_clock *c, uint64_t gpu_ns);
 /* For the summary: "" while the fitted drift is one a clock can have, else
  * a note (written to buf, size bytes) that it is beyond any crystal's, so
  * the device's timestamp period is likely off by that much. */

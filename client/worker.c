@@ -316,6 +316,9 @@ static void write_cycle(worker *w, uint16_t id, track *t, uint64_t now, bool all
             .begin_raw = z->begin_raw,
             .end_raw = z->end_raw,
         };
+        uint64_t db = gz_gpu_clock_doubt_ns(clock, z->begin_gpu_ns);
+        uint64_t de = gz_gpu_clock_doubt_ns(clock, z->end_gpu_ns);
+        sz.clock_doubt_ns = db > de ? db : de;
         sz.name = gz_intern_str(z->name, &sz.name_len);
         gz_srcloc_view loc;
         if (z->has_srcloc && gz_srcloc_decode(z->name, &loc)) {
