@@ -63,7 +63,7 @@ def main():
         failures += ["%s: %s" % (name, f) for f in more]
         rows.append("| %s | `%s` | %s | %d | %d | %s | %s | %s |" % (
             name, clockcheck.env_line(name), WHAT[sc["check"]], res["checked"], sc["limit_us"],
-            clockcheck.us(res["worst"]), clockcheck.us(res["naive"]), "pass" if res["ok"] else "FAIL"))
+            clockcheck.us(res["worst"]), clockcheck.us(res["naive"]), clockcheck.outcome(res)))
     print("| scenario | faults | zones checked | count | bound (us) | worst error (us) "
           "| without correction (us) | result |")
     print("|---|---|---|---:|---:|---:|---:|---|")
