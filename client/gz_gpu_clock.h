@@ -30,6 +30,7 @@ typedef struct gz_gpu_clock {
     bool have_first_pair, settled;
     uint64_t first_pair_ns, first_pair_dev_ns;
     gz_clock_model model;
+    uint32_t record_id; /* its lines in GPUZONES_CLOCK_RECORD; 0: none */
 } gz_gpu_clock;
 
 void gz_gpu_clock_init(gz_gpu_clock *c, double period_ns, uint32_t valid_bits);
