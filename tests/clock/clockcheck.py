@@ -200,6 +200,9 @@ def run_sample(args, fault_env, run_s, tmp, tag, program="sample"):
                VK_LOADER_DEBUG="layer",
                GPUZONES_OUTPUT=trace_path, GPUZONES_SUMMARY="1", GPUZONES_RAW_TICKS="1",
                GZFAULT_LOG=log_path)
+    if getattr(args, "record", False):
+        # The clock models' inputs, to replay the run (replay.py).
+        env["GPUZONES_CLOCK_RECORD"] = os.path.join(tmp, tag + ".rec")
     if program == "load":
         if not getattr(args, "load_program", None):
             return None, None, "", ["%s: needs --load-program (gz-clock-load)" % tag]
@@ -674,6 +677,9 @@ def main():
                     help="run a busy loop beside the scenario (not the self-check)")
     ap.add_argument("--no-self-check", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the trace and the log")
+    ap.add_argument("--record", action="store_true",
+                    help="keep the clock models' inputs as well (GPUZONES_CLOCK_RECORD), for "
+                         "replay.py; implies --keep")
     ap.add_argument("--selftest", action="store_true", help="check the analysis on made-up data")
     args = ap.parse_args()
     if args.selftest:
@@ -695,7 +701,7 @@ def main():
     print(row(res))
     for f in failures:
         print("FAIL:", f)
-    if failures or args.keep:
+    if failures or args.keep or args.record:
         print("files kept in", tmp)
     else:
         shutil.rmtree(tmp)
