@@ -152,9 +152,11 @@ typedef struct gz_model_zone {
 } gz_model_zone;
 
 /* Where the data could not tell on which side of a step GPU times lie:
- * those in [from, to] (relative to t_ref) may be off by up to size ns. */
+ * those in [from, to] (relative to t_ref), where set. They may be off by
+ * as much as the lines on either side of the step are apart there. */
 typedef struct gz_model_doubt {
-    double from, to, size;
+    double from, to;
+    bool set;
 } gz_model_doubt;
 
 /* A line that held before GPU time t (relative to t_ref), and the doubt

@@ -694,9 +694,21 @@ static bool beats(double score, double mid, double best, double best_t, double s
  * was wrong, issue 18; replays of 194 loaded runs flagged every step sent
  * wrong, and about one step in 18, 2-8 zones each). */
 #define DOUBT_ODDS 6.0
+/* Where the gaps cannot be weighed again (the rings no longer hold the
+ * times around the step), a doubt found before stays, and covers where the
+ * step is now: a step placed again later lost its doubt this way, and a
+ * zone went 1993 us wrong unmarked. */
+static void keep_doubt(gz_clock_model *m)
+{
+    gz_model_doubt *d = &m->step_doubt;
+    if (d->set) {
+        d->from = fmin(d->from, m->step_t);
+        d->to = fmax(d->to, m->step_t);
+    }
+}
+
 static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], uint32_t n)
 {
-    m->step_doubt = (gz_model_doubt){0};
     double step = (m->before_step_a + m->before_step_b * m->step_t) - (m->a + m->b * m->step_t);
     if (step < 2 * GAP_SLACK)
         return; /* backward, or too small to tell from real gaps */
@@ -721,16 +733,20 @@ static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], 
         from = fmax(from, oldest[0]);
     if (m->nzones == GZ_MODEL_ZONES)
         from = fmax(from, oldest[1]);
-    if (nx < 2)
+    if (nx < 2) {
+        keep_doubt(m);
         return;
+    }
     qsort(x, nx, sizeof x[0], by_value);
     /* The gap the step is in now: where nothing is known of one side of
      * it, it stays. */
     uint32_t at = 0;
     while (at < nx && x[at] <= m->step_t)
         at++;
-    if (at == 0 || at == nx || x[at - 1] < from)
+    if (at == 0 || at == nx || x[at - 1] < from) {
+        keep_doubt(m);
         return;
+    }
     /* Each long gap: the weight of the evidence that agrees with the step
      * there (before it for negative weights, after it for positive ones). */
     double after = 0;
@@ -762,8 +778,10 @@ static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], 
             best_t = mid;
         }
     }
-    if (isnan(best_t))
+    if (isnan(best_t)) {
+        keep_doubt(m);
         return;
+    }
     m->step_t = best_t;
     /* Gaps nearly as likely: the times between them and the one chosen may
      * be on the other side of the step. */
@@ -778,8 +796,7 @@ static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], 
             hi = fmax(hi, mid);
         }
     }
-    if (lo < hi)
-        m->step_doubt = (gz_model_doubt){lo, hi, step};
+    m->step_doubt = (gz_model_doubt){lo, hi, lo < hi};
 }
 
 /* How much likelier a bound's latency (how far it is from the clock: work
@@ -1266,18 +1283,32 @@ uint64_t gz_model_to_host(const gz_clock_model *m, uint64_t gpu_ns)
 
 static bool in_doubt(const gz_model_doubt *d, double t)
 {
-    return d->size > 0 && t >= d->from && t <= d->to;
+    return d->set && t >= d->from && t <= d->to;
+}
+
+/* How far apart the lines on either side of a step are at t: how wrong a
+ * time on the wrong side of it is. */
+static double apart(double a1, double b1, double a2, double b2, double t)
+{
+    return fabs((a1 + b1 * t) - (a2 + b2 * t));
 }
 
 uint64_t gz_model_doubt_ns(const gz_clock_model *m, uint64_t gpu_ns)
 {
     if (!m->fitted || !m->has_before_step)
         return 0;
-    double t = rel(m, gpu_ns), size = in_doubt(&m->step_doubt, t) ? m->step_doubt.size : 0;
-    for (uint32_t i = 0; i < m->nolder; i++)
+    double t = rel(m, gpu_ns), off = 0;
+    if (in_doubt(&m->step_doubt, t))
+        off = apart(m->before_step_a, m->before_step_b, m->a, m->b, t);
+    /* Older steps: the line after each is the one before the next. */
+    double a = m->before_step_a, b = m->before_step_b;
+    for (uint32_t i = 0; i < m->nolder; i++) {
         if (in_doubt(&m->older[i].doubt, t))
-            size = fmax(size, m->older[i].doubt.size);
-    return (uint64_t)llround(size);
+            off = fmax(off, apart(m->older[i].a, m->older[i].b, a, b, t));
+        a = m->older[i].a;
+        b = m->older[i].b;
+    }
+    return (uint64_t)llround(off);
 }
 
 uint64_t gz_model_to_gpu(const gz_clock_model *m, uint64_t host_ns)
