@@ -699,9 +699,15 @@ def main():
     res["ok"] = not failures
     print(TABLE_HEAD)
     print(row(res))
+    return conclude(failures, tmp, args.keep or args.record)
+
+
+def conclude(failures, tmp, keep=False):
+    """Prints the failures, keeps tmp where any (or keep) and says where;
+    the exit status."""
     for f in failures:
         print("FAIL:", f)
-    if failures or args.keep or args.record:
+    if failures or keep:
         print("files kept in", tmp)
     else:
         shutil.rmtree(tmp)

@@ -11,7 +11,6 @@ one to the program's redirected stdout is appended to it.
 """
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -122,13 +121,7 @@ def main():
         elif not says and (said or not written.startswith("the program's line\nC 1\n")):
             errors.append("GPUZONES_CLOCK_RECORD=/dev/stdout: the program's stdout file holds %r..."
                           % written[:80])
-    for e in errors:
-        print("FAIL:", e)
-    if errors:
-        print("files kept in", tmp)
-    else:
-        shutil.rmtree(tmp)
-    return 1 if errors else 0
+    return clockcheck.conclude(errors, tmp)
 
 
 if __name__ == "__main__":
