@@ -246,6 +246,7 @@ typedef struct gz_clock_model {
      * newest it was placed with (completions are seen late, a sync point
      * may come first): it is placed again at the next fit. */
     double placed_upto;
+    double placed_size; /* the step's size then (ns): where it fell depends on it */
     bool replace_step;
     /* After a step, the window's oldest time: a time older than that comes
      * late from before the step, or too late to matter, and is evidence

@@ -147,6 +147,7 @@ static double offset_of(gz_clock_model *m, uint64_t host_ns, uint64_t gpu_ns)
  * work ahead of it, and the step, placed in the middle of that work with
  * nothing known of it, stayed there: 25 zones 2 ms wrong. */
 #define REPLACE_SPAN 1e8 /* 100 ms: the longest host stall that hides completions */
+#define RESIZE_NS JUMP_NS /* a step's size that changed by this is placed again */
 static void note_late(gz_clock_model *m, uint64_t gpu_ns)
 {
     double t = rel(m, gpu_ns), since = m->nolder ? m->older[0].t : -INFINITY;
@@ -689,11 +690,19 @@ static bool beats(double score, double mid, double best, double best_t, double s
     return score > best || (score == best && fabs(mid - step_t) < fabs(best_t - step_t));
 }
 
-/* Gaps within these log odds of the best are as good as it (odds of 400
- * to 1: one begin that a stall made look prompt is worth about e^5.4 and
- * was wrong, issue 18; replays of 194 loaded runs flagged every step sent
- * wrong, and about one step in 18, 2-8 zones each). */
-#define DOUBT_ODDS 6.0
+/* The step's size at its place: the line before it less the line after
+ * (positive for a forward step). */
+static double step_size(const gz_clock_model *m)
+{
+    return (m->before_step_a + m->before_step_b * m->step_t) - (m->a + m->b * m->step_t);
+}
+
+/* Gaps within these log odds of the best are as good as it (odds of
+ * about 3000 to 1). On lavapipe beside busy loops the evidence was wrong
+ * at e^5.4 (one begin a stall made look prompt) and, on a host loaded
+ * twice over, at e^7.1 (both bounds of a frame); replays of 258 recorded
+ * loaded runs at 8: every step sent wrong marked, 2-9 zones in a run. */
+#define DOUBT_ODDS 8.0
 /* Where the gaps cannot be weighed again (the rings no longer hold the
  * times around the step), a doubt found before stays, and covers where the
  * step is now: a step placed again later lost its doubt this way, and a
@@ -709,7 +718,7 @@ static void keep_doubt(gz_clock_model *m)
 
 static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], uint32_t n)
 {
-    double step = (m->before_step_a + m->before_step_b * m->step_t) - (m->a + m->b * m->step_t);
+    double step = step_size(m);
     if (step < 2 * GAP_SLACK)
         return; /* backward, or too small to tell from real gaps */
     double x[GZ_MODEL_RECENT + 2 * GZ_MODEL_ZONES];
@@ -894,6 +903,7 @@ static void refine_step(gz_clock_model *m, bool at_jump)
     double since = m->nolder ? m->older[0].t : -INFINITY;
     m->placed_upto = m->newest_t;
     m->replace_step = false;
+    m->placed_size = step_size(m);
     /* A likelihood counts only from a side whose bounds are usually
      * within a quarter of the step: in a busy queue work starts a
      * submission or more after its submit, and a start bound from before
@@ -1046,6 +1056,7 @@ static void push_step(gz_clock_model *m, double t, double a, double b)
     m->before_step_b = b;
     m->step_t = t;
     m->step_doubt = (gz_model_doubt){0};
+    m->placed_size = step_size(m);
     m->jumps++;
 }
 
@@ -1072,11 +1083,20 @@ static uint32_t drop_until_agree(gz_clock_model *m, uint32_t head, uint32_t coun
 
 void gz_model_fit(gz_clock_model *m)
 {
+    /* Placed again also where the step's size has changed since: which
+     * bounds prove a side and which gaps are long enough depend on it (a
+     * step first seen as 3.1 ms, placed after a 2.4 ms gap that a bound
+     * then seemed to rule out, stayed there once it was 2 ms: a zone
+     * 2018 us wrong). Only while the ring still holds the times around
+     * it. */
+    if (!m->replace_step && m->has_before_step && fabs(step_size(m) - m->placed_size) > RESIZE_NS &&
+        m->newest_t - m->step_t < REPLACE_SPAN && ring_holds_since(m, m->step_t - REPLACE_SPAN / 10))
+        m->replace_step = true;
+    if (m->replace_step)
+        refine_step(m, false);
     /* Refit for binding constraints, and at least every REFIT_SPAN of GPU
      * time: drift that curves then never builds up into a contradiction
      * large enough to pass for a step. */
-    if (m->replace_step)
-        refine_step(m, false);
     if (!m->count || (!m->dirty && m->newest_t - m->fit_t < REFIT_SPAN))
         return;
     m->fit_t = m->newest_t;
