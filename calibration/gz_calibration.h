@@ -115,7 +115,9 @@ const char *gz_calib_method_name(gz_calib_method m);
  * never goes back), of those to the one the bounds agree with best, that
  * lasted longest in real time, and that leaves no zone far shorter than
  * others of its kind; and a step whose line before it no more than one
- * bound agreed with is the rest of the step before, not another. A
+ * bound agreed with is the rest of the step before, not another. Where
+ * another gap is nearly as likely, the times between it and the one chosen
+ * are in doubt by the step (gz_model_doubt_ns): the data cannot tell. A
  * contradiction taken for a change of drift is a step after all when the
  * line then moves by more than a step's least. The lines before the last
  * GZ_MODEL_STEPS steps are kept for the zones that wait to be converted.
@@ -149,9 +151,19 @@ typedef struct gz_model_zone {
     uint32_t kind;
 } gz_model_zone;
 
-/* A line that held before GPU time t (relative to t_ref). */
+/* Where the data could not tell on which side of a step GPU times lie:
+ * those in [from, to] (relative to t_ref), where set. They may be off by
+ * as much as the lines on either side of the step are apart there. */
+typedef struct gz_model_doubt {
+    double from, to;
+    bool set;
+} gz_model_doubt;
+
+/* A line that held before GPU time t (relative to t_ref), and the doubt
+ * over where the step at t fell. */
 typedef struct gz_model_line {
     double t, a, b;
+    gz_model_doubt doubt;
 } gz_model_line;
 
 /* A bound that contradicted the line while sync points are recent. */
@@ -186,6 +198,7 @@ typedef struct gz_clock_model {
      * just before a jump are converted after it (look-ahead). */
     bool has_before_step;
     double before_step_a, before_step_b, step_t;
+    gz_model_doubt step_doubt; /* where that step may be instead */
     /* The steps before that, newest first: each line holds before its t. */
     uint32_t nolder;
     gz_model_line older[GZ_MODEL_STEPS];
@@ -233,6 +246,7 @@ typedef struct gz_clock_model {
      * newest it was placed with (completions are seen late, a sync point
      * may come first): it is placed again at the next fit. */
     double placed_upto;
+    double placed_size; /* the step's size then (ns): where it fell depends on it */
     bool replace_step;
     /* After a step, the window's oldest time: a time older than that comes
      * late from before the step, or too late to matter, and is evidence
@@ -271,6 +285,9 @@ void gz_model_fit(gz_clock_model *m);
 
 /* GPU ns → host ns with the current fit (saturating). */
 uint64_t gz_model_to_host(const gz_clock_model *m, uint64_t gpu_ns);
+/* How far gz_model_to_host may be off for gpu_ns because the data could
+ * not tell on which side of a step it lies (0: it could). */
+uint64_t gz_model_doubt_ns(const gz_clock_model *m, uint64_t gpu_ns);
 /* host ns → GPU ns, the inverse: to predict where a timestamp should lie. */
 uint64_t gz_model_to_gpu(const gz_clock_model *m, uint64_t host_ns);
 

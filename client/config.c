@@ -130,6 +130,12 @@ void gz_config_read(gz_config *cfg, const char *exe, int pid)
     else if (summary && !gz_config_parse_bool(summary, &cfg->summary))
         gz_log("GPUZONES_SUMMARY=\"%.64s\" is not 0/1/2/on/off/verbose; using 1", summary);
     read_bool("GPUZONES_RAW_TICKS", &cfg->raw_ticks);
+    const char *record = getenv("GPUZONES_CLOCK_RECORD");
+    if (record && strlen(record) >= sizeof cfg->clock_record)
+        gz_log("GPUZONES_CLOCK_RECORD is longer than %zu bytes; no clock record is kept",
+               sizeof cfg->clock_record - 1);
+    else if (record)
+        snprintf(cfg->clock_record, sizeof cfg->clock_record, "%s", record);
 
     const char *lvl = getenv("GPUZONES_LEVEL");
     if (lvl && !gz_config_parse_level(lvl, &cfg->level))

@@ -2,7 +2,26 @@
 #include <stdio.h>
 
 #include "gz_client.h"
+#include "gz_clock_record.h"
 #include "gz_gpu_clock.h"
+
+/* Each input of the model goes through one of these, recorded where
+ * GPUZONES_CLOCK_RECORD asks (gz_clock_record.h gives the lines). */
+#define ULL(x) ((unsigned long long)(x))
+static void model_fit(gz_gpu_clock *c)
+{
+    if (c->record_id)
+        gz_clock_record_line("F %u\n", c->record_id);
+    gz_model_fit(&c->model);
+}
+
+static void model_bounds(gz_gpu_clock *c, uint64_t gb, uint64_t hb, uint64_t ge, uint64_t he)
+{
+    if (c->record_id)
+        gz_clock_record_line("B %u %llu %llu %llu %llu\n", c->record_id, ULL(gb), ULL(hb), ULL(ge),
+                             ULL(he));
+    gz_model_add_bounds(&c->model, gb, hb, ge, he);
+}
 
 /* Crystals are within ±100 ppm; 2000 ppm (0.2 %) is far beyond any, and
  * what the model allowed before it fitted up to GZ_MODEL_MAX_DRIFT. */
@@ -31,13 +50,14 @@ void gz_gpu_clock_init(gz_gpu_clock *c, double period_ns, uint32_t valid_bits)
     c->first_pair_ns = c->first_pair_dev_ns = 0;
     c->origin = c->base = 0;
     gz_model_init(&c->model);
+    c->record_id = gz_clock_record_new_clock();
 }
 
 /* Unwrapped ticks where a timestamp taken at host time host_ns should be. */
 static uint64_t predict(gz_gpu_clock *c, uint64_t host_ns)
 {
     if (!c->model.fitted)
-        gz_model_fit(&c->model); /* the very first predictions */
+        model_fit(c); /* the very first predictions */
     return c->origin + gz_ns_to_ticks(gz_model_to_gpu(&c->model, host_ns), c->period_ns);
 }
 
@@ -96,6 +116,9 @@ void gz_gpu_clock_add_pair(gz_gpu_clock *c, gz_calib_method method, uint64_t raw
     gz_calib_pair p = {.gpu_ns = to_ns(c, t),
                        .host_ns = host_ns,
                        .deviation_ns = deviation_ns > tick ? deviation_ns : tick};
+    if (c->record_id)
+        gz_clock_record_line("P %u %d %llu %llu %llu\n", c->record_id, (int)method, ULL(p.gpu_ns),
+                             ULL(p.host_ns), ULL(p.deviation_ns));
     gz_model_add_pair(&c->model, method, &p);
     if (c->settled)
         return;
@@ -127,9 +150,9 @@ void gz_gpu_clock_add_bound(gz_gpu_clock *c, uint64_t raw, uint64_t host_ns, boo
     if (not_before) {
         c->base = t;
         c->have_base = true;
-        gz_model_add_bounds(&c->model, to_ns(c, t), host_ns, 0, 0);
+        model_bounds(c, to_ns(c, t), host_ns, 0, 0);
     } else {
-        gz_model_add_bounds(&c->model, 0, 0, to_ns(c, t), host_ns);
+        model_bounds(c, 0, 0, to_ns(c, t), host_ns);
     }
 }
 
@@ -144,17 +167,28 @@ void gz_gpu_clock_zone_ns(gz_gpu_clock *c, uint64_t raw_begin, uint64_t raw_end,
     uint64_t begin = unwrap_before(c, raw_begin, end);
     *begin_ns = to_ns(c, begin);
     *end_ns = to_ns(c, end);
+    if (c->record_id)
+        gz_clock_record_line("Z %u %llu %llu %u\n", c->record_id, ULL(*begin_ns), ULL(*end_ns),
+                             kind);
     gz_model_add_zone(&c->model, *begin_ns, *end_ns, kind);
 }
 
 void gz_gpu_clock_fit(gz_gpu_clock *c)
 {
-    gz_model_fit(&c->model);
+    model_fit(c);
 }
 
 uint64_t gz_gpu_clock_to_host(const gz_gpu_clock *c, uint64_t gpu_ns)
 {
-    return gz_model_to_host(&c->model, gpu_ns);
+    uint64_t host = gz_model_to_host(&c->model, gpu_ns);
+    if (c->record_id)
+        gz_clock_record_line("H %u %llu %llu\n", c->record_id, ULL(gpu_ns), ULL(host));
+    return host;
+}
+
+uint64_t gz_gpu_clock_doubt_ns(const gz_gpu_clock *c, uint64_t gpu_ns)
+{
+    return gz_model_doubt_ns(&c->model, gpu_ns);
 }
 
 int64_t gz_gpu_clock_offset_ns(const gz_gpu_clock *c)

@@ -23,6 +23,7 @@ typedef struct gz_config {
     bool summary_verbose;   /* GPUZONES_SUMMARY=2: every track's clock in full */
     gz_level level;         /* GPUZONES_LEVEL (default labels) */
     bool raw_ticks;         /* GPUZONES_RAW_TICKS: raw timestamps in zone args (debugging) */
+    char clock_record[4096]; /* GPUZONES_CLOCK_RECORD: the clock models' inputs; "" for none */
     uint32_t queue_items;   /* GPUZONES_QUEUE_ITEMS: capacity of each queue half */
     uint32_t poll_ms;       /* GPUZONES_POLL_MS: readback / flush period */
     gz_tracy_mode tracy;    /* GPUZONES_TRACY (default auto) */

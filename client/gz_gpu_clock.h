@@ -30,6 +30,7 @@ typedef struct gz_gpu_clock {
     bool have_first_pair, settled;
     uint64_t first_pair_ns, first_pair_dev_ns;
     gz_clock_model model;
+    uint32_t record_id; /* its lines in GPUZONES_CLOCK_RECORD; 0: none */
 } gz_gpu_clock;
 
 void gz_gpu_clock_init(gz_gpu_clock *c, double period_ns, uint32_t valid_bits);
@@ -54,6 +55,9 @@ void gz_gpu_clock_zone_ns(gz_gpu_clock *c, uint64_t raw_begin, uint64_t raw_end,
 /* Refits the model (once per drain cycle) and maps GPU ns to host ns. */
 void gz_gpu_clock_fit(gz_gpu_clock *c);
 uint64_t gz_gpu_clock_to_host(const gz_gpu_clock *c, uint64_t gpu_ns);
+/* How far that may be off because a step in the clock fell where the data
+ * could not tell on which side of it gpu_ns lies (0: it could). */
+uint64_t gz_gpu_clock_doubt_ns(const gz_gpu_clock *c, uint64_t gpu_ns);
 /* For the summary: "" while the fitted drift is one a clock can have, else
  * a note (written to buf, size bytes) that it is beyond any crystal's, so
  * the device's timestamp period is likely off by that much. */

@@ -33,6 +33,10 @@ typedef struct gz_sink_zone {
     bool has_args;             /* batch/cmdbufs are meaningful (submit zones) */
     uint32_t batch, cmdbufs;
     uint64_t begin_raw, end_raw; /* raw GPU ticks as read (GPUZONES_RAW_TICKS) */
+    /* How far begin_ns/end_ns may be off: a step in the GPU clock fell
+     * where the data could not tell on which side of it the zone lies
+     * (0: it could). */
+    uint64_t clock_doubt_ns;
 } gz_sink_zone;
 
 /* A GPU track: one per VkQueue (and its label track), GL context, CL queue,

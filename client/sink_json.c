@@ -133,6 +133,10 @@ static void gpu_zone(void *s, const gz_sink_zone *z)
         gz_jsonw_u64(w, z->end_raw);
         gz_jsonw_lit(w, "]");
     }
+    if (z->clock_doubt_ns) {
+        gz_jsonw_lit(w, ",\"clock_doubt_us\":");
+        gz_jsonw_u64(w, (z->clock_doubt_ns + 999) / 1000);
+    }
     gz_jsonw_lit(w, "}");
     gz_trace_end_event(&j->trace);
     if (z->flow)

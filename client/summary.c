@@ -181,10 +181,17 @@ typedef struct clock_snap {
     double drift_ppm;
 } clock_snap;
 
+/* Zones whose times a step in the GPU clock left in doubt, and by how much
+ * at most. */
+typedef struct doubt_count {
+    uint64_t zones, most_ns;
+} doubt_count;
+
 typedef struct live_track {
     bool used;
     uint32_t name;
     uint64_t zones, dropped;
+    doubt_count doubt;
     clock_snap clock;
 } live_track;
 
@@ -192,6 +199,7 @@ typedef struct track_group {
     uint32_t name;
     uint32_t count; /* tracks folded in */
     uint64_t zones, dropped;
+    doubt_count doubt;
     clock_snap clock; /* the last one's that had a clock */
 } track_group;
 
@@ -225,8 +233,15 @@ static void sum_gpu_zone(void *s, const gz_sink_zone *z)
 {
     summary_sink *u = s;
     gz_summary_add(u->zones, z->name_id, z->kind, z->end_ns - z->begin_ns);
-    if (z->track < GZ_MAX_TRACKS)
-        u->live[z->track].zones++;
+    if (z->track >= GZ_MAX_TRACKS)
+        return;
+    live_track *t = &u->live[z->track];
+    t->zones++;
+    if (z->clock_doubt_ns) {
+        t->doubt.zones++;
+        if (z->clock_doubt_ns > t->doubt.most_ns)
+            t->doubt.most_ns = z->clock_doubt_ns;
+    }
 }
 
 static void sum_calibration(void *s, const gz_sink_track *t, const gz_gpu_clock *c, uint64_t ns)
@@ -311,6 +326,9 @@ static void fold(summary_sink *u, uint16_t id)
     g->count++;
     g->zones += t->zones;
     g->dropped += t->dropped;
+    g->doubt.zones += t->doubt.zones;
+    if (t->doubt.most_ns > g->doubt.most_ns)
+        g->doubt.most_ns = t->doubt.most_ns;
     if (t->clock.valid)
         g->clock = t->clock;
     *t = (live_track){0};
@@ -357,6 +375,12 @@ static void print_group(FILE *f, const track_group *g, const char *name, bool ve
             (unsigned long long)g->dropped);
     if (g->clock.valid)
         print_clock(f, g, verbose);
+    /* Said plainly: these zones may be a whole step off, and the trace
+     * marks which (args.clock_doubt_us). */
+    if (g->doubt.zones)
+        fprintf(f, "; %llu zones may be off by up to %.1f ms (a step in the GPU clock "
+                   "fell where the data could not tell on which side of them)",
+                (unsigned long long)g->doubt.zones, (double)g->doubt.most_ns / 1e6);
     fputc('\n', f);
 }
 

@@ -13,6 +13,7 @@
 #include "gz_calibration.h"
 #include "gz_client.h"
 #include "gz_client_internal.h"
+#include "gz_clock_record.h"
 #include "gz_gpu_clock.h"
 #include "gz_intern.h"
 #include "gz_sinks.h"
@@ -316,6 +317,9 @@ static void write_cycle(worker *w, uint16_t id, track *t, uint64_t now, bool all
             .begin_raw = z->begin_raw,
             .end_raw = z->end_raw,
         };
+        uint64_t db = gz_gpu_clock_doubt_ns(clock, z->begin_gpu_ns);
+        uint64_t de = gz_gpu_clock_doubt_ns(clock, z->end_gpu_ns);
+        sz.clock_doubt_ns = db > de ? db : de;
         sz.name = gz_intern_str(z->name, &sz.name_len);
         gz_srcloc_view loc;
         if (z->has_srcloc && gz_srcloc_decode(z->name, &loc)) {
@@ -577,6 +581,7 @@ static void finish(worker *w)
     for (uint16_t id = 1; id < GZ_MAX_TRACKS; id++)
         if (w->tracks[id].used)
             track_clear(w, id);
+    gz_clock_record_close();
 }
 
 static void flush_sinks(worker *w)
@@ -609,6 +614,8 @@ void *gz_worker_main(void *arg)
         gz_signals_worker_done(); /* nothing to close: a signal need not wait */
         return NULL;
     }
+    if (c->cfg.clock_record[0])
+        gz_clock_record_open(c->cfg.clock_record);
     open_sinks(w, c);
 
     while (!gz_queue_stopped(&c->queue)) {

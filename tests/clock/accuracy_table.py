@@ -40,6 +40,9 @@ def main():
     ap.add_argument("--scenario", action="append", choices=sorted(clockcheck.SCENARIOS))
     ap.add_argument("--seed", type=int, default=1, help="the steps' moments (steps-* scenarios)")
     ap.add_argument("--busy-loop", action="store_true", help="a busy loop beside each scenario")
+    ap.add_argument("--record", action="store_true",
+                    help="keep each run's trace, fault log and clock record (GPUZONES_CLOCK_RECORD) "
+                         "for replay.py")
     args = ap.parse_args()
     b = os.path.abspath(args.build_dir)
     args.sample = args.sample or os.path.join(b, "samples", "vk_compute", "gz-sample-vk-compute")
@@ -63,7 +66,7 @@ def main():
         failures += ["%s: %s" % (name, f) for f in more]
         rows.append("| %s | `%s` | %s | %d | %d | %s | %s | %s |" % (
             name, clockcheck.env_line(name), WHAT[sc["check"]], res["checked"], sc["limit_us"],
-            clockcheck.us(res["worst"]), clockcheck.us(res["naive"]), "pass" if res["ok"] else "FAIL"))
+            clockcheck.us(res["worst"]), clockcheck.us(res["naive"]), clockcheck.outcome(res)))
     print("| scenario | faults | zones checked | count | bound (us) | worst error (us) "
           "| without correction (us) | result |")
     print("|---|---|---|---:|---:|---:|---:|---|")
@@ -71,7 +74,7 @@ def main():
         print(r)
     for f in failures:
         print("FAIL:", f, file=sys.stderr)
-    if failures:
+    if failures or args.record:
         print("files kept in", tmp, file=sys.stderr)
     else:
         shutil.rmtree(tmp)

@@ -18,12 +18,14 @@ T0 = 5_000_000_000_000  # real ns at the first zone
 
 
 def trace_text(zones):
-    """zones: (tid, level, ts_ns, dur_ns, [raw_begin, raw_end])"""
+    """zones: (tid, level, ts_ns, dur_ns, [raw_begin, raw_end][, doubt_us])"""
     lines = ["["]
-    for tid, level, ts, dur, ticks in zones:
+    for tid, level, ts, dur, ticks, *doubt in zones:
+        args = {"level": level, "gpu_ticks": ticks}
+        if doubt and doubt[0]:
+            args["clock_doubt_us"] = doubt[0]
         lines.append(json.dumps({"ph": "X", "pid": 1, "tid": tid, "cat": "gpu", "name": level,
-                                 "ts": "%TS%", "dur": "%DUR%",
-                                 "args": {"level": level, "gpu_ticks": ticks}})
+                                 "ts": "%TS%", "dur": "%DUR%", "args": args})
                      .replace('"%TS%"', "%.3f" % (ts / 1000.0))
                      .replace('"%DUR%"', "%.3f" % (dur / 1000.0)) + ",")
     lines.append(json.dumps({"ph": "M", "name": "gpuzones_totals", "pid": 1, "args": {}}))
@@ -31,16 +33,18 @@ def trace_text(zones):
     return "\n".join(lines) + "\n"
 
 
-def make(counter, n=40, step=100_000_000, length=400_000, error=lambda t: 0, dur_error=0):
+def make(counter, n=40, step=100_000_000, length=400_000, error=lambda t: 0, dur_error=0,
+         doubt=lambda t: 0):
     """n zones on one track, one every step ns; counter(real) gives the raw
-    value; error(real) what the 'layer' got wrong.  Returns (trace, pairs)."""
+    value; error(real) what the 'layer' got wrong, doubt(real) what it said
+    it may have got wrong (us).  Returns (trace, pairs)."""
     zones, pairs = [], []
     for i in range(n):
         b, e = T0 + i * step, T0 + i * step + length
         rb, re_ = counter(b), counter(e)
         pairs += [(rb, b), (re_, e)]
         ts = b + error(b)
-        zones.append((GPU, "submit", ts, e + error(e) - ts + dur_error, [rb, re_]))
+        zones.append((GPU, "submit", ts, e + error(e) - ts + dur_error, [rb, re_], doubt(b)))
     return gztrace.loads(trace_text(zones)), pairs
 
 
@@ -50,12 +54,12 @@ def scenario(check="all", limit_us=50, period="1", **extra):
     return dict(env=env, run_s=1, limit_us=limit_us, check=check, **extra)
 
 
-def analyse(sc, trace, pairs):
+def analyse(sc, trace, pairs, banner=None):
     # the analysis prints its per-group lines: keep the self-test quiet
     stdout = sys.stdout
     sys.stdout = open(os.devnull, "w")
     try:
-        res, f = clockcheck.analyse_scenario("t", sc, trace, pairs, [])
+        res, f = clockcheck.analyse_scenario("t", sc, trace, pairs, [], banner)
         return clockcheck.row(res), f
     finally:
         sys.stdout.close()
@@ -153,6 +157,52 @@ def main():
     trace, pairs = make(step, n=61, error=late2)
     row, f = analyse(scenario(check="jump"), trace, pairs)
     expect(any("after the jump" in x for x in f), "jump: error after the settle second fails")
+
+    # Steps that the layer could not place: a zone a step off passes only
+    # where it says so (args.clock_doubt_us) and by as much, a few zones at
+    # most, and never without a step. 200 zones 10 ms apart, a 2 ms step
+    # 1.005 s in (ms after t0 = T0).
+    steps_env = {"GZFAULT_JUMPS": "1005:2000000"}
+    banner = dict(t0=T0, start=T0, bits=64, period=1.0)
+    at = T0 + 1_005_000_000
+    stepped = lambda real: real + (2_000_000 if real > at else 0)  # noqa: E731
+    one_off = lambda t: -2_000_000 if t == T0 + 101 * 10_000_000 else 0  # noqa: E731
+    sc = scenario(check="steps", env=steps_env)
+    trace, pairs = make(stepped, n=200, step=10_000_000, error=one_off,
+                        doubt=lambda t: 2000 if t == T0 + 101 * 10_000_000 else 0)
+    row, f = analyse(sc, trace, pairs, banner)
+    expect(not f and "(1 in doubt, up to 2000 us)" in row, "zone in doubt by a step passes and "
+           "is shown: %s %s" % (row, f))
+    trace, pairs = make(stepped, n=200, step=10_000_000, error=one_off)
+    row, f = analyse(sc, trace, pairs, banner)
+    expect(any("worst error 2000.000 us" in x for x in f), "the same zone not in doubt fails")
+    trace, pairs = make(stepped, n=200, step=10_000_000, error=one_off,
+                        doubt=lambda t: 1000 if t == T0 + 101 * 10_000_000 else 0)
+    row, f = analyse(sc, trace, pairs, banner)
+    expect(any("beyond its doubt" in x for x in f), "off by more than its doubt fails")
+    trace, pairs = make(stepped, n=200, step=10_000_000, doubt=lambda t: 2000)
+    row, f = analyse(sc, trace, pairs, banner)
+    expect(any("more than 1 %" in x for x in f), "every zone in doubt fails")
+    trace, pairs = make(ident, n=200, step=10_000_000,
+                        doubt=lambda t: 2000 if t == T0 + 101 * 10_000_000 else 0)
+    row, f = analyse(scenario(), trace, pairs)
+    expect(any("has no step" in x for x in f), "doubt without a step fails")
+
+    # The summary tells of the zones in doubt, as many as the trace marks.
+    trace, pairs = make(ident, n=20, doubt=lambda t: 2000 if t < T0 + 300_000_000 else 0)
+    said = ('gpuzones: track "VkQueue 0.0 llvmpipe": 20 zones, 0 dropped; clock: bounds; '
+            "3 zones may be off by up to 2.0 ms (a step in the GPU clock fell where ...)\n")
+    quiet = open(os.devnull, "w")
+    stdout, sys.stdout = sys.stdout, quiet
+    try:
+        told = clockcheck.doubt_errors(trace, said)
+        untold = clockcheck.doubt_errors(trace, said.replace("; 3 zones may", "; 2 zones may"))
+        none = clockcheck.doubt_errors(make(ident, n=20)[0], "")
+    finally:
+        sys.stdout = stdout
+        quiet.close()
+    expect(not told and untold and not none, "summary's count of zones in doubt checked: %s %s %s"
+           % (told, untold, none))
 
     # The fault formula: values made with it match, values 10 ticks off or
     # a banner with another start do not.

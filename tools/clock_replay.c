@@ -1,0 +1,102 @@
+/* gz-clock-replay RECORD [--check]: feeds a GPUZONES_CLOCK_RECORD record
+ * (client/gz_clock_record.h) through this build's clock model, one model
+ * per recorded clock, in the order recorded.
+ *
+ * Without --check, one line per conversion the run made:
+ *   <host recorded> <host now> <doubt now>
+ * so that a run's trace can be re-evaluated with a changed model
+ * (tests/clock/replay.py). With --check, the number of conversions that
+ * came out different; exit 1 where any did (the model, or the record, is
+ * not what the run had). Exit 2 for a record it cannot read. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gz_calibration.h"
+
+#define MAX_CLOCKS 4096
+
+static gz_clock_model *models[MAX_CLOCKS + 1];
+
+static int bad(const char *path, unsigned long line, const char *why)
+{
+    fprintf(stderr, "gz-clock-replay: %s:%lu: %s\n", path, line, why);
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    bool check = argc == 3 && !strcmp(argv[2], "--check");
+    if (argc != 2 && !check) {
+        fprintf(stderr, "usage: gz-clock-replay RECORD [--check]\n");
+        return 2;
+    }
+    FILE *f = fopen(argv[1], "r");
+    if (!f) {
+        perror(argv[1]);
+        return 2;
+    }
+    char text[256];
+    unsigned long line = 0, conversions = 0, differ = 0;
+    while (fgets(text, sizeof text, f)) {
+        line++;
+        unsigned id;
+        unsigned long long a, b, c, d;
+        int method, n;
+        if (sscanf(text + 1, " %u%n", &id, &n) != 1 || !id || id > MAX_CLOCKS)
+            return bad(argv[1], line, "no clock id in 1..4096");
+        if (text[0] == 'C') {
+            free(models[id]);
+            models[id] = malloc(sizeof *models[id]);
+            if (!models[id])
+                return bad(argv[1], line, "out of memory");
+            gz_model_init(models[id]);
+            continue;
+        }
+        gz_clock_model *m = models[id];
+        if (!m)
+            return bad(argv[1], line, "a clock used before its C line");
+        const char *rest = text + 1 + n;
+        switch (text[0]) {
+        case 'P':
+            if (sscanf(rest, "%d %llu %llu %llu", &method, &a, &b, &c) != 4)
+                return bad(argv[1], line, "P needs method gpu host deviation");
+            gz_model_add_pair(m, (gz_calib_method)method,
+                              &(gz_calib_pair){.gpu_ns = a, .host_ns = b, .deviation_ns = c});
+            break;
+        case 'B':
+            if (sscanf(rest, "%llu %llu %llu %llu", &a, &b, &c, &d) != 4)
+                return bad(argv[1], line, "B needs four times");
+            gz_model_add_bounds(m, a, b, c, d);
+            break;
+        case 'Z':
+            if (sscanf(rest, "%llu %llu %llu", &a, &b, &c) != 3)
+                return bad(argv[1], line, "Z needs begin end kind");
+            gz_model_add_zone(m, a, b, (uint32_t)c);
+            break;
+        case 'F':
+            gz_model_fit(m);
+            break;
+        case 'H': {
+            if (sscanf(rest, "%llu %llu", &a, &b) != 2)
+                return bad(argv[1], line, "H needs gpu host");
+            uint64_t host = gz_model_to_host(m, a);
+            conversions++;
+            differ += host != b;
+            if (!check)
+                printf("%llu %llu %llu\n", b, (unsigned long long)host,
+                       (unsigned long long)gz_model_doubt_ns(m, a));
+            break;
+        }
+        default:
+            return bad(argv[1], line, "not a record line (C, P, B, Z, F, H)");
+        }
+    }
+    fclose(f);
+    for (unsigned i = 0; i <= MAX_CLOCKS; i++)
+        free(models[i]);
+    if (check)
+        printf("gz-clock-replay: %lu conversions, %lu differ\n", conversions, differ);
+    return check && differ ? 1 : 0;
+}
