@@ -805,6 +805,13 @@ static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], 
             hi = fmax(hi, mid);
         }
     }
+    /* A doubt found before over times the rings no longer hold stays
+     * (they can no longer be weighed, and were in doubt). */
+    const gz_model_doubt *had = &m->step_doubt;
+    if (had->set && had->from < from) {
+        lo = fmin(lo, had->from);
+        hi = fmax(hi, fmin(had->to, from));
+    }
     m->step_doubt = (gz_model_doubt){lo, hi, lo < hi};
 }
 
@@ -1081,17 +1088,22 @@ static uint32_t drop_until_agree(gz_clock_model *m, uint32_t head, uint32_t coun
     return lo;
 }
 
+/* Whether the step should be placed again because its size has changed
+ * since: which bounds prove a side and which gaps are long enough depend
+ * on it (a step first seen as 3.1 ms, placed after a 2.4 ms gap that a
+ * bound then seemed to rule out, stayed there once it was 2 ms: a zone
+ * 2018 us wrong). Checked right after the refit that changed it, before
+ * zones are converted; only while the ring still holds the times around
+ * the step. */
+static bool resized(const gz_clock_model *m)
+{
+    return m->has_before_step && fabs(step_size(m) - m->placed_size) > RESIZE_NS &&
+           m->newest_t - m->step_t < REPLACE_SPAN &&
+           ring_holds_since(m, m->step_t - REPLACE_SPAN / 10);
+}
+
 void gz_model_fit(gz_clock_model *m)
 {
-    /* Placed again also where the step's size has changed since: which
-     * bounds prove a side and which gaps are long enough depend on it (a
-     * step first seen as 3.1 ms, placed after a 2.4 ms gap that a bound
-     * then seemed to rule out, stayed there once it was 2 ms: a zone
-     * 2018 us wrong). Only while the ring still holds the times around
-     * it. */
-    if (!m->replace_step && m->has_before_step && fabs(step_size(m) - m->placed_size) > RESIZE_NS &&
-        m->newest_t - m->step_t < REPLACE_SPAN && ring_holds_since(m, m->step_t - REPLACE_SPAN / 10))
-        m->replace_step = true;
     if (m->replace_step)
         refine_step(m, false);
     /* Refit for binding constraints, and at least every REFIT_SPAN of GPU
@@ -1268,6 +1280,8 @@ void gz_model_fit(gz_clock_model *m)
                 m->window_from = fmin(m->window_from, b->hi_t);
         }
         refine_step(m, true);
+    } else if (resized(m)) {
+        refine_step(m, false);
     }
     if (!m->slope_known && e.has_lo && e.has_hi && m->method != GZ_CALIB_BOUNDS) {
         const gz_model_bucket *first = bucket_at(m, 0);

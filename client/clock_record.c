@@ -17,10 +17,11 @@
 #include "gz_output.h"
 
 static gz_jsonw *record; /* NULL: no record */
-static char record_path[256];
+static int record_fd = -1; /* its own copy: the writer drops its fd on an error */
+static char record_path[4096];
 static uint32_t clocks;
 
-void gz_clock_record_open(const char *path)
+void gz_clock_record_open(const char *path, const uint64_t *deadline_ns, uint64_t *progress)
 {
     int fd = gz_output_open(path);
     if (fd < 0) {
@@ -42,6 +43,11 @@ void gz_clock_record_open(const char *path)
         return;
     }
     gz_jsonw_init(record, fd);
+    /* A FIFO's reader that falls behind is waited for as the trace's is,
+     * until the program exits. */
+    record->deadline_ns = deadline_ns;
+    record->progress = progress;
+    record_fd = fd;
     snprintf(record_path, sizeof record_path, "%s", path);
 }
 
@@ -50,10 +56,11 @@ static void end_record(const char *what)
 {
     bool whole = gz_jsonw_flush(record);
     int err = record->error;
-    if (record->fd >= 0 && close(record->fd) != 0 && whole) {
+    if (close(record_fd) != 0 && whole) {
         whole = false;
         err = errno;
     }
+    record_fd = -1;
     if (!whole)
         gz_log("GPUZONES_CLOCK_RECORD: writing %s failed (%s); the record %s", record_path,
                strerror(err), what);

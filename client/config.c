@@ -134,6 +134,8 @@ void gz_config_read(gz_config *cfg, const char *exe, int pid)
     if (record && strlen(record) >= sizeof cfg->clock_record)
         gz_log("GPUZONES_CLOCK_RECORD is longer than %zu bytes; no clock record is kept",
                sizeof cfg->clock_record - 1);
+    else if (record && cfg->write_trace && !strcmp(record, cfg->output))
+        gz_log("GPUZONES_CLOCK_RECORD names the trace file %s; no clock record is kept", record);
     else if (record)
         snprintf(cfg->clock_record, sizeof cfg->clock_record, "%s", record);
 

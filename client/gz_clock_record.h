@@ -16,9 +16,10 @@
 
 #include <stdint.h>
 
-/* Opens the record (truncating it); says why on stderr and records
- * nothing where it cannot. */
-void gz_clock_record_open(const char *path);
+/* Opens the record (truncating it) as the trace is opened; says why on
+ * stderr and records nothing where it cannot. deadline_ns and progress as
+ * in gz_jsonw (a FIFO's slow reader is waited for until the deadline). */
+void gz_clock_record_open(const char *path, const uint64_t *deadline_ns, uint64_t *progress);
 /* Flushes and closes it; says so where the record came out incomplete. */
 void gz_clock_record_close(void);
 /* A new clock's id for its lines, and its C line; 0 (no lines) while no

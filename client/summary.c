@@ -378,9 +378,10 @@ static void print_group(FILE *f, const track_group *g, const char *name, bool ve
     /* Said plainly: these zones may be a whole step off, and the trace
      * marks which (args.clock_doubt_us). */
     if (g->doubt.zones)
-        fprintf(f, "; %llu zones may be off by up to %.1f ms (a step in the GPU clock "
-                   "fell where the data could not tell on which side of them)",
-                (unsigned long long)g->doubt.zones, (double)g->doubt.most_ns / 1e6);
+        fprintf(f, "; %llu zone%s may be off by up to %.2f ms (a step in the GPU clock "
+                   "fell where the data could not tell on which side of %s)",
+                (unsigned long long)g->doubt.zones, g->doubt.zones == 1 ? "" : "s",
+                (double)g->doubt.most_ns / 1e6, g->doubt.zones == 1 ? "it" : "them");
     fputc('\n', f);
 }
 

@@ -615,7 +615,7 @@ void *gz_worker_main(void *arg)
         return NULL;
     }
     if (c->cfg.clock_record[0])
-        gz_clock_record_open(c->cfg.clock_record);
+        gz_clock_record_open(c->cfg.clock_record, &c->output_deadline_ns, &c->worker_progress);
     open_sinks(w, c);
 
     while (!gz_queue_stopped(&c->queue)) {

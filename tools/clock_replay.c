@@ -15,9 +15,10 @@
 
 #include "gz_calibration.h"
 
-#define MAX_CLOCKS 4096
-
-static gz_clock_model *models[MAX_CLOCKS + 1];
+/* One model per recorded clock id (1, 2, ...: a program may make many
+ * devices), grown as ids come. */
+static gz_clock_model **models;
+static unsigned nmodels;
 
 static int bad(const char *path, unsigned long line, const char *why)
 {
@@ -44,9 +45,18 @@ int main(int argc, char **argv)
         unsigned id;
         unsigned long long a, b, c, d;
         int method, n;
-        if (sscanf(text + 1, " %u%n", &id, &n) != 1 || !id || id > MAX_CLOCKS)
-            return bad(argv[1], line, "no clock id in 1..4096");
+        if (sscanf(text + 1, " %u%n", &id, &n) != 1 || !id)
+            return bad(argv[1], line, "no clock id (1 or more)");
         if (text[0] == 'C') {
+            if (id >= nmodels) {
+                unsigned grown = id * 2;
+                gz_clock_model **more = realloc(models, grown * sizeof *models);
+                if (!more)
+                    return bad(argv[1], line, "out of memory");
+                memset(more + nmodels, 0, (grown - nmodels) * sizeof *more);
+                models = more;
+                nmodels = grown;
+            }
             free(models[id]);
             models[id] = malloc(sizeof *models[id]);
             if (!models[id])
@@ -54,7 +64,7 @@ int main(int argc, char **argv)
             gz_model_init(models[id]);
             continue;
         }
-        gz_clock_model *m = models[id];
+        gz_clock_model *m = id < nmodels ? models[id] : NULL;
         if (!m)
             return bad(argv[1], line, "a clock used before its C line");
         const char *rest = text + 1 + n;
@@ -94,8 +104,9 @@ int main(int argc, char **argv)
         }
     }
     fclose(f);
-    for (unsigned i = 0; i <= MAX_CLOCKS; i++)
+    for (unsigned i = 0; i < nmodels; i++)
         free(models[i]);
+    free(models);
     if (check)
         printf("gz-clock-replay: %lu conversions, %lu differ\n", conversions, differ);
     return check && differ ? 1 : 0;

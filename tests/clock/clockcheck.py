@@ -259,7 +259,7 @@ def doubt_errors(trace, stderr):
     """The summary must tell of every zone the trace marks as in doubt
     (args.clock_doubt_us), as many as there are."""
     marked = sum(1 for z in trace.gpu_zones() if z.get("args", {}).get("clock_doubt_us"))
-    told = sum(int(n) for n in re.findall(r"; (\d+) zones may be off by up to [0-9.]+ ms", stderr))
+    told = sum(int(n) for n in re.findall(r"; (\d+) zones? may be off by up to [0-9.]+ ms", stderr))
     if marked:
         print("  %d zones in the trace are marked in doubt; the summary tells of %d" % (marked, told))
     if marked != told:

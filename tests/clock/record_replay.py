@@ -58,7 +58,9 @@ def main():
     live, failures = clockcheck.run_scenario(args, SCENARIO, tmp)
     errors += ["live run: " + f for f in failures]
     record = os.path.join(tmp, SCENARIO + ".rec")
-    if not os.path.exists(record):
+    if not live["checked"]:
+        errors.append("the live run gave nothing to check; no replay")
+    elif not os.path.exists(record):
         errors.append("GPUZONES_CLOCK_RECORD=%s: no record was written" % record)
     else:
         print("the record replayed through the same model:")
@@ -80,7 +82,10 @@ def main():
         print("the record without its sync points after line %d:" % half)
         errors += check_replay(args.replay, cut, expect_differ=True)
         # A record cut off in a line is refused, with the line's number.
-        at = next(i for i in range(1000, len(lines)) if lines[i][0] in "BZH")
+        at = next((i for i in range(1000, len(lines)) if lines[i][0] in "BZH"), None)
+        if at is None:
+            errors.append("the record has fewer than 1000 lines")
+            return clockcheck.conclude(errors, tmp)
         with open(cut, "w") as out:
             out.writelines(lines[:at])
             out.write(lines[at][:5])
