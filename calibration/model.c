@@ -665,23 +665,6 @@ static double kind_odds(const gz_clock_model *m, double t1, double t2, double st
     return 0;
 }
 
-/* A forward step of S can only lie between two GPU times at least S apart:
- * the counter never goes back, so two times on either side of the step
- * are parted by the step plus the real time between them. Every time the
- * model holds (bounds, sync points, zones: one counter, whichever queue)
- * is a place the step is not. Where the evidence put the step into a
- * shorter gap, it is wrong about which side some of it is on (a frame
- * submitted 2 ms before its work began, behind a slow sync point, looked
- * as if after the step; a completion seen late, as if before it). Each gap
- * of at least S/2 (the step's size is an estimate) is weighed by the
- * evidence that agrees with the step there, by how long it lasted in real
- * time (a step comes at any moment: it is likelier in an interval of 4 ms
- * than in one of 0.2 ms, where the evidence cannot tell) and by the zones
- * around it (kind_odds); the best takes the step, the nearest of equals.
- * Zones went a whole step wrong (issue 18: 1986.7 us, and 849 us for one
- * that causality clamped; 1994 us where a host stall hid every completion
- * near the step and the nearer of two long submissions took it). Gaps
- * before the oldest time kept may hide times: none there. */
 /* Whether a gap scoring score, its middle at mid, beats the best so far
  * (best, at best_t): a higher score, or an equal one nearer the step as
  * placed (step_t). */
@@ -716,6 +699,23 @@ static void keep_doubt(gz_clock_model *m)
     }
 }
 
+/* A forward step of S can only lie between two GPU times at least S apart:
+ * the counter never goes back, so two times on either side of the step
+ * are parted by the step plus the real time between them. Every time the
+ * model holds (bounds, sync points, zones: one counter, whichever queue)
+ * is a place the step is not. Where the evidence put the step into a
+ * shorter gap, it is wrong about which side some of it is on (a frame
+ * submitted 2 ms before its work began, behind a slow sync point, looked
+ * as if after the step; a completion seen late, as if before it). Each gap
+ * of at least S/2 (the step's size is an estimate) is weighed by the
+ * evidence that agrees with the step there, by how long it lasted in real
+ * time (a step comes at any moment: it is likelier in an interval of 4 ms
+ * than in one of 0.2 ms, where the evidence cannot tell) and by the zones
+ * around it (kind_odds); the best takes the step, the nearest of equals.
+ * Zones went a whole step wrong (issue 18: 1986.7 us, and 849 us for one
+ * that causality clamped; 1994 us where a host stall hid every completion
+ * near the step and the nearer of two long submissions took it). Gaps
+ * before the oldest time kept may hide times: none there. */
 static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], uint32_t n)
 {
     double step = step_size(m);
