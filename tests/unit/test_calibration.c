@@ -1009,6 +1009,92 @@ static int test_model_step_placed_again(void)
     return 0;
 }
 
+static int test_model_step_resized(void)
+{
+    /* Issue 18, lavapipe (steps-busy-wrap-drift): a queue kept busy from
+     * the last sync point on, work of 100-400 us back to back, begun
+     * 60-700 us after its submit and seen complete 40-300 us after its
+     * end. 400 ms on, the counter steps 2 ms ahead in an idle of 430 us.
+     * The bounds of the two submissions after it and the submit of one
+     * 13.5 ms on, begun 1.1 ms after it, come in first: the line after the
+     * step rests on that one bound, 1.1 ms low, the step seems 3.1 ms, and
+     * by that the prompt begins after it seem before it. It went past them
+     * into the unknown 12 ms. The rest comes then, two completions seen 3
+     * ms late and an idle of 1.8 ms 8 ms on among it: placed again at 3.1
+     * ms, the step went into that idle, and the refit right after made it
+     * 2 ms. Left there, the work of those 8 ms went 2 ms wrong; placed
+     * again for its new size, it is back in the idle it fell in. */
+    gz_clock_model m;
+    const uint64_t o = 5000, us = 1000, step = 2 * MS;
+    synced_second(&m, o);
+    const uint64_t step_at = 1404 * MS + 600 * us; /* real */
+    static uint64_t zb[2000], ze[2000];
+    uint32_t nz = 0;
+#define GPU_OF(t) ((t) + ((t) >= step_at ? step : 0))
+    /* Before the step a fit after each submission; the last ends 200 us
+     * before it, in the same 10 ms bucket as the two after it. */
+    uint64_t b = 1010 * MS;
+    for (uint64_t k = 0; b < step_at - 200 * us; k++) {
+        uint64_t e = b + 100 * us + k * 37 % 31 * 10 * us;
+        if (e + 100 * us > step_at - 200 * us)
+            e = step_at - 200 * us;
+        gz_model_add_bounds(&m, GPU_OF(b), b - 60 * us - k * 53 % 65 * 10 * us + o, GPU_OF(e),
+                            e + 40 * us + k * 29 % 27 * 10 * us + o);
+        gz_model_add_zone(&m, GPU_OF(b), GPU_OF(e), 1);
+        gz_model_fit(&m);
+        zb[nz] = b;
+        ze[nz++] = e;
+        b = e + 10 * us;
+    }
+    /* us after the step: begin, end, how long after the submit it began
+     * and before the completion was seen. */
+    const uint64_t first[2][4] = {{230, 486, 185, 87}, {596, 773, 462, 170}};
+    for (int i = 0; i < 2; i++) {
+        b = step_at + first[i][0] * us;
+        uint64_t e = step_at + first[i][1] * us;
+        gz_model_add_bounds(&m, GPU_OF(b), b - first[i][2] * us + o, GPU_OF(e),
+                            e + first[i][3] * us + o);
+        gz_model_add_zone(&m, GPU_OF(b), GPU_OF(e), 1);
+        zb[nz] = b;
+        ze[nz++] = e;
+    }
+    const uint64_t lone = step_at + 13500 * us;
+    gz_model_add_bounds(&m, GPU_OF(lone), lone - 1131 * us + o, 0, 0);
+    gz_model_fit(&m);
+    /* The rest, to 21.5 ms after the step (the one submitted before, at
+     * its place), then one fit. */
+    b = ze[nz - 1] + 20 * us;
+    for (uint64_t k = 0; b < step_at + 21500 * us; k++) {
+        if (b <= lone && b + 410 * us > lone)
+            b = lone;
+        uint64_t e = b + 100 * us + k * 37 % 31 * 10 * us;
+        uint64_t seen = e + (k == 5 || k == 11 ? 3 * MS : 40 * us + k * 29 % 27 * 10 * us);
+        uint64_t submit = b == lone ? 0 : b - 50 * us - k * 53 % 50 * 10 * us + o;
+        gz_model_add_bounds(&m, GPU_OF(b), submit, GPU_OF(e), seen + o);
+        gz_model_add_zone(&m, GPU_OF(b), GPU_OF(e), 1);
+        zb[nz] = b;
+        ze[nz++] = e;
+        bool idle = b < step_at + 8 * MS && e + 10 * us >= step_at + 8 * MS;
+        b = e + (idle ? 1800 * us : 10 * us);
+    }
+    gz_model_fit(&m);
+    CHECK_U64(m.jumps, 1);
+    for (uint32_t i = 0; i < nz; i++) {
+        if (zb[i] + 20 * MS < step_at)
+            continue;
+        int64_t eb = (int64_t)(gz_model_to_host(&m, GPU_OF(zb[i])) - (zb[i] + o));
+        int64_t ee = (int64_t)(gz_model_to_host(&m, GPU_OF(ze[i])) - (ze[i] + o));
+        if (llabs(eb) > 50000 || llabs(ee) > 50000) {
+            fprintf(stderr, "zone at %lld us from the step: %lld us off at begin, %lld at end\n",
+                    ((long long)zb[i] - (long long)step_at) / 1000, (long long)eb / 1000,
+                    (long long)ee / 1000);
+            return 1;
+        }
+    }
+#undef GPU_OF
+    return 0;
+}
+
 static int test_model_epoch_clock(void)
 {
     /* NVIDIA's GPU clock counts ns from the Unix epoch (measured on an
@@ -1189,6 +1275,8 @@ int main(void)
                   test_model_step_found_late);
     failed += run("model: a step before a stalled frame, stalls alike",
                   test_model_step_before_a_stalled_frame);
+    failed += run("model: a step re-sized after it was placed is placed again",
+                  test_model_step_resized);
     failed += run("model: sync points a second apart leave drift to the bounds",
                   test_model_sparse_sync_points);
     failed += run("model: a GPU clock from the Unix epoch, to the ns", test_model_epoch_clock);
