@@ -1088,6 +1088,41 @@ static uint32_t drop_until_agree(gz_clock_model *m, uint32_t head, uint32_t coun
     return lo;
 }
 
+/* The line after a step comes from the times after it: a window bucket
+ * (or one side of it) older than the step as placed, or than the end of
+ * the gaps it may be in (its doubt), is dropped. drop_until_agree keeps
+ * every older one that agrees with some slope, and one that a later
+ * placement put before the step tilted the line after it (issue 18: a
+ * submit bound from 40 ms before a step, in doubt, held the line after it
+ * at 293 ppm against the 1003 ppm known before, and its zones went up to
+ * 72 us wrong). The newest bucket always stays. */
+static void drop_before_step(gz_clock_model *m)
+{
+    double cut = m->step_t;
+    if (m->step_doubt.set)
+        cut = fmax(cut, m->step_doubt.to);
+    bool dropped = false;
+    while (m->count > 1) {
+        gz_model_bucket *b = bucket_at(m, 0);
+        if (b->has_lo && b->lo_t < cut) {
+            b->has_lo = false;
+            dropped = true;
+        }
+        if (b->has_hi && b->hi_t < cut) {
+            b->has_hi = false;
+            dropped = true;
+        }
+        if (b->has_lo || b->has_hi)
+            break;
+        m->head = (m->head + 1) % GZ_MODEL_BUCKETS;
+        m->count--;
+    }
+    if (dropped) {
+        m->window_from = fmax(m->window_from, cut);
+        m->dirty = true;
+    }
+}
+
 /* Whether the step should be placed again because its size has changed
  * since: which bounds prove a side and which gaps are long enough depend
  * on it (a step first seen as 3.1 ms, placed after a 2.4 ms gap that a
@@ -1104,8 +1139,10 @@ static bool resized(const gz_clock_model *m)
 
 void gz_model_fit(gz_clock_model *m)
 {
-    if (m->replace_step)
+    if (m->replace_step) {
         refine_step(m, false);
+        drop_before_step(m);
+    }
     /* Refit for binding constraints, and at least every REFIT_SPAN of GPU
      * time: drift that curves then never builds up into a contradiction
      * large enough to pass for a step. */
@@ -1280,8 +1317,10 @@ void gz_model_fit(gz_clock_model *m)
                 m->window_from = fmin(m->window_from, b->hi_t);
         }
         refine_step(m, true);
+        drop_before_step(m);
     } else if (resized(m)) {
         refine_step(m, false);
+        drop_before_step(m);
     }
     if (!m->slope_known && e.has_lo && e.has_hi && m->method != GZ_CALIB_BOUNDS) {
         const gz_model_bucket *first = bucket_at(m, 0);
