@@ -1088,32 +1088,34 @@ static uint32_t drop_until_agree(gz_clock_model *m, uint32_t head, uint32_t coun
     return lo;
 }
 
-/* The line after a step comes from the times after it: a window bucket
- * (or one side of it) older than the step as placed, or than the end of
- * the gaps it may be in (its doubt), is dropped. drop_until_agree keeps
- * every older one that agrees with some slope, and one that a later
- * placement put before the step tilted the line after it (issue 18: a
- * submit bound from 40 ms before a step, in doubt, held the line after it
- * at 293 ppm against the 1003 ppm known before, and its zones went up to
- * 72 us wrong). The newest bucket always stays. */
-static void drop_before_step(gz_clock_model *m)
+/* The line after a step comes from the times after it: every window time
+ * older than the step as placed, or than the end of the gaps it may be in
+ * (its doubt), is dropped. drop_until_agree keeps every older bucket that
+ * agrees with some slope, and one that a later placement put before the
+ * step tilted the line after it (issue 18: a submit bound from 40 ms
+ * before a step, in doubt, held the line after it at 293 ppm against the
+ * 1003 ppm known before, and its zones went up to 72 us wrong). Any bucket
+ * may hold such a time: one that came late, its own bucket gone, went to
+ * the newest. The newest keeps one side at least. Returns whether any time
+ * was dropped. */
+static bool drop_before_step(gz_clock_model *m)
 {
     double cut = m->step_t;
     if (m->step_doubt.set)
         cut = fmax(cut, m->step_doubt.to);
     bool dropped = false;
-    while (m->count > 1) {
-        gz_model_bucket *b = bucket_at(m, 0);
-        if (b->has_lo && b->lo_t < cut) {
-            b->has_lo = false;
-            dropped = true;
-        }
-        if (b->has_hi && b->hi_t < cut) {
-            b->has_hi = false;
-            dropped = true;
-        }
-        if (b->has_lo || b->has_hi)
-            break;
+    for (uint32_t i = 0; i < m->count; i++) {
+        gz_model_bucket *b = bucket_at(m, i);
+        bool lo_old = b->has_lo && b->lo_t < cut, hi_old = b->has_hi && b->hi_t < cut;
+        if (i + 1 == m->count && (b->has_lo ? lo_old : true) && (b->has_hi ? hi_old : true))
+            break; /* the newest, wholly before the cut: kept */
+        b->has_lo &= !lo_old;
+        b->has_hi &= !hi_old;
+        dropped |= lo_old || hi_old;
+        if (!b->has_lo && !b->has_hi)
+            b->methods = 0;
+    }
+    while (m->count > 1 && !bucket_at(m, 0)->has_lo && !bucket_at(m, 0)->has_hi) {
         m->head = (m->head + 1) % GZ_MODEL_BUCKETS;
         m->count--;
     }
@@ -1121,6 +1123,7 @@ static void drop_before_step(gz_clock_model *m)
         m->window_from = fmax(m->window_from, cut);
         m->dirty = true;
     }
+    return dropped;
 }
 
 /* Whether the step should be placed again because its size has changed
@@ -1137,7 +1140,9 @@ static bool resized(const gz_clock_model *m)
            ring_holds_since(m, m->step_t - REPLACE_SPAN / 10);
 }
 
-void gz_model_fit(gz_clock_model *m)
+/* One fit of the window; returns whether a step placed after it dropped
+ * times the fit rested on (drop_before_step). */
+static bool fit_window(gz_clock_model *m)
 {
     if (m->replace_step) {
         refine_step(m, false);
@@ -1147,10 +1152,11 @@ void gz_model_fit(gz_clock_model *m)
      * time: drift that curves then never builds up into a contradiction
      * large enough to pass for a step. */
     if (!m->count || (!m->dirty && m->newest_t - m->fit_t < REFIT_SPAN))
-        return;
+        return false;
     m->fit_t = m->newest_t;
     m->dirty = false;
     m->refits++;
+    bool trimmed = false;
     double spread;
     double slope = best_slope(m, &spread);
     double width = width_at(m, slope);
@@ -1317,10 +1323,10 @@ void gz_model_fit(gz_clock_model *m)
                 m->window_from = fmin(m->window_from, b->hi_t);
         }
         refine_step(m, true);
-        drop_before_step(m);
+        trimmed = drop_before_step(m);
     } else if (resized(m)) {
         refine_step(m, false);
-        drop_before_step(m);
+        trimmed = drop_before_step(m);
     }
     if (!m->slope_known && e.has_lo && e.has_hi && m->method != GZ_CALIB_BOUNDS) {
         const gz_model_bucket *first = bucket_at(m, 0);
@@ -1333,6 +1339,16 @@ void gz_model_fit(gz_clock_model *m)
                       : e.has_lo && e.has_hi         ? 0
                                                      : UINT64_MAX;
     m->offset_ns = (int64_t)((uint64_t)m->o_ref + (uint64_t)llround(a + slope * m->newest_t));
+    return trimmed;
+}
+
+/* The worker converts zones right after a fit: where placing a step after
+ * the fit dropped times the line rested on, the line is fitted again at
+ * once. */
+void gz_model_fit(gz_clock_model *m)
+{
+    if (fit_window(m))
+        fit_window(m);
 }
 
 uint64_t gz_model_to_host(const gz_clock_model *m, uint64_t gpu_ns)
