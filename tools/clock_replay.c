@@ -16,9 +16,11 @@
 #include "gz_calibration.h"
 
 /* One model per recorded clock id (1, 2, ...: a program may make many
- * devices), grown as ids come. */
+ * devices), grown as ids come. The record numbers its clocks in turn: an
+ * id past MAX_CLOCK is a damaged line (2^31 once wrapped the growth). */
+#define MAX_CLOCK (1u << 20)
 static gz_clock_model **models;
-static unsigned nmodels;
+static size_t nmodels;
 
 static int bad(const char *path, unsigned long line, const char *why)
 {
@@ -45,11 +47,11 @@ int main(int argc, char **argv)
         unsigned id;
         unsigned long long a, b, c, d;
         int method, n;
-        if (sscanf(text + 1, " %u%n", &id, &n) != 1 || !id)
-            return bad(argv[1], line, "no clock id (1 or more)");
+        if (sscanf(text + 1, " %u%n", &id, &n) != 1 || !id || id > MAX_CLOCK)
+            return bad(argv[1], line, "no clock id in 1..1048576");
         if (text[0] == 'C') {
             if (id >= nmodels) {
-                unsigned grown = id * 2;
+                size_t grown = (size_t)id * 2;
                 gz_clock_model **more = realloc(models, grown * sizeof *models);
                 if (!more)
                     return bad(argv[1], line, "out of memory");
@@ -104,7 +106,7 @@ int main(int argc, char **argv)
         }
     }
     fclose(f);
-    for (unsigned i = 0; i < nmodels; i++)
+    for (size_t i = 0; i < nmodels; i++)
         free(models[i]);
     free(models);
     if (check)

@@ -95,6 +95,14 @@ def main():
         if p.returncode != 2 or ":%d:" % (at + 1) not in p.stderr:
             errors.append("a record cut off in line %d: exit %d, %r"
                           % (at + 1, p.returncode, p.stderr))
+        # A damaged clock id is refused (2^31 + 1 once wrapped the table's size).
+        with open(cut, "w") as out:
+            out.write("C 1\nC 2147483649\nF 2147483649\n")
+        p = subprocess.run([args.replay, cut], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           text=True)
+        print("  clock id 2147483649: exit %d, %s" % (p.returncode, p.stderr.strip()))
+        if p.returncode != 2 or ":2: no clock id" not in p.stderr:
+            errors.append("clock id 2147483649: exit %d, %r" % (p.returncode, p.stderr))
     # Odd paths: the program runs on and says why there is no record; its
     # own stdout, redirected to a file, is written through, not truncated.
     fifo = os.path.join(tmp, "fifo")
