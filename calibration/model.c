@@ -1107,7 +1107,8 @@ static bool drop_before_step(gz_clock_model *m)
     for (uint32_t i = 0; i < m->count; i++) {
         gz_model_bucket *b = bucket_at(m, i);
         bool lo_old = b->has_lo && b->lo_t < cut, hi_old = b->has_hi && b->hi_t < cut;
-        if (i + 1 == m->count && (b->has_lo ? lo_old : true) && (b->has_hi ? hi_old : true))
+        bool keeps = (b->has_lo && !lo_old) || (b->has_hi && !hi_old);
+        if (i + 1 == m->count && !keeps)
             break; /* the newest, wholly before the cut: kept */
         b->has_lo &= !lo_old;
         b->has_hi &= !hi_old;
