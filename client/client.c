@@ -227,6 +227,11 @@ gz_level gz_client_level(void)
     return gz_the_client.cfg.level;
 }
 
+gz_vk_readback_mode gz_client_vk_readback(void)
+{
+    return gz_the_client.cfg.vk_readback;
+}
+
 bool gz_emit(const gz_item *item)
 {
     return running() && gz_queue_push(&gz_the_client.queue, item);

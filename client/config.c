@@ -44,6 +44,25 @@ bool gz_config_parse_level(const char *s, gz_level *out)
     return false;
 }
 
+bool gz_config_parse_vk_readback(const char *s, gz_vk_readback_mode *out)
+{
+    static const struct {
+        const char *name;
+        gz_vk_readback_mode mode;
+    } modes[] = {
+        {"auto", GZ_VK_READBACK_AUTO},
+        {"host", GZ_VK_READBACK_HOST},
+        {"copy", GZ_VK_READBACK_COPY},
+    };
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        if (!strcasecmp(s, modes[i].name)) {
+            *out = modes[i].mode;
+            return true;
+        }
+    }
+    return false;
+}
+
 bool gz_config_parse_tracy(const char *s, gz_tracy_mode *out)
 {
     static const struct {
@@ -142,6 +161,10 @@ void gz_config_read(gz_config *cfg, const char *exe, int pid)
     const char *lvl = getenv("GPUZONES_LEVEL");
     if (lvl && !gz_config_parse_level(lvl, &cfg->level))
         gz_log("GPUZONES_LEVEL=\"%.64s\" is not submit, cmdbuf or labels; using labels", lvl);
+
+    const char *readback = getenv("GPUZONES_VK_READBACK");
+    if (readback && !gz_config_parse_vk_readback(readback, &cfg->vk_readback))
+        gz_log("GPUZONES_VK_READBACK=\"%.64s\" is not auto, host or copy; using auto", readback);
 
     /* Each half of the double-buffered queue holds this many 32-byte items:
      * 64 Ki items is 2 MiB per half. */

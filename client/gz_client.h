@@ -41,6 +41,13 @@ typedef enum gz_level {
     GZ_LEVEL_LABELS = 2, /* plus debug-label zones (default) */
 } gz_level;
 
+/* GPUZONES_VK_READBACK: how the Vulkan layer reads its timestamps back. */
+typedef enum gz_vk_readback_mode {
+    GZ_VK_READBACK_AUTO = 0, /* host reads, or GPU copies where the driver's host read blocks */
+    GZ_VK_READBACK_HOST,     /* vkGetQueryPoolResults on the worker */
+    GZ_VK_READBACK_COPY,     /* copies into host memory at the end of each command buffer */
+} gz_vk_readback_mode;
+
 /* Starts the client if needed. Returns false when it is disabled or failed
  * to start (then every other call is a cheap no-op). */
 GZ_EXPORT bool gz_client_start(void);
@@ -64,6 +71,7 @@ const char *gz_client_frontend_names(char *buf, size_t size);
 /* Whether the client runs now (started and not stopped). */
 GZ_EXPORT bool gz_client_running(void);
 GZ_EXPORT gz_level gz_client_level(void);
+GZ_EXPORT gz_vk_readback_mode gz_client_vk_readback(void);
 
 /* Interns a string (copies it): ids are stable for the process lifetime.
  * Returns 0 for the empty name, and for names that no longer fit the

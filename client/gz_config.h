@@ -22,6 +22,7 @@ typedef struct gz_config {
     bool summary;           /* GPUZONES_SUMMARY (default on) */
     bool summary_verbose;   /* GPUZONES_SUMMARY=2: every track's clock in full */
     gz_level level;         /* GPUZONES_LEVEL (default labels) */
+    gz_vk_readback_mode vk_readback; /* GPUZONES_VK_READBACK (default auto) */
     bool raw_ticks;         /* GPUZONES_RAW_TICKS: raw timestamps in zone args (debugging) */
     char clock_record[4096]; /* GPUZONES_CLOCK_RECORD: the clock models' inputs; "" for none */
     uint32_t queue_items;   /* GPUZONES_QUEUE_ITEMS: capacity of each queue half */
@@ -39,6 +40,7 @@ void gz_config_read(gz_config *cfg, const char *exe, int pid);
  * and leave *out unchanged. */
 bool gz_config_parse_bool(const char *s, bool *out);
 bool gz_config_parse_level(const char *s, gz_level *out);
+bool gz_config_parse_vk_readback(const char *s, gz_vk_readback_mode *out);
 bool gz_config_parse_tracy(const char *s, gz_tracy_mode *out);
 bool gz_config_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out);
 

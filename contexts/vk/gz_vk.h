@@ -1,12 +1,14 @@
 /* The Vulkan GPU context: one per VkDevice, with one timeline per VkQueue.
  *
- * It owns the timestamp queries, brackets the app's command buffers at
- * submit time with small command buffers of its own (prerecorded, one per
- * query slot), times debug-label regions with timestamps inside the app's
- * command buffers, and reads results back from the worker thread without
- * ever waiting. It calls Vulkan only through the function pointers it is
- * given, so it needs no libvulkan (a layer passes the next layer's
- * functions; an app passes what volk or its loader resolved). */
+ * It owns the timestamp queries, writes them inside the app's command
+ * buffers as they are recorded (their begin and end, their debug labels),
+ * puts small command buffers of its own between the app's only where a
+ * recording cannot carry its own timestamps, and reads results back from
+ * the worker thread once its timeline semaphore says the work completed,
+ * never waiting and adding nothing that makes the GPU wait. It calls Vulkan
+ * only through the function pointers it is given, so it needs no libvulkan
+ * (a layer passes the next layer's functions; an app passes what volk or
+ * its loader resolved). gz_vk_internal.h says how the parts fit. */
 #ifndef GZ_VK_H
 #define GZ_VK_H
 
@@ -43,6 +45,8 @@ typedef struct gz_vk_device_info {
     const uint32_t *family_valid_bits; /* timestampValidBits per queue family */
     const uint32_t *family_flags;      /* VkQueueFlags per queue family */
     bool host_query_reset;             /* fns.ResetQueryPool usable */
+    bool timeline;                     /* timeline semaphores usable (fns.GetSemaphoreCounterValue) */
+    bool driver_reads_block;           /* the driver's vkGetQueryPoolResults waits for the device */
     VkTimeDomainEXT host_domain;       /* for calibration: MONOTONIC, MONOTONIC_RAW or 0 */
     VkPhysicalDeviceMemoryProperties memory; /* to place the results buffers */
     uint32_t serial;                   /* 1 for the first device of the process, then 2… */
@@ -69,7 +73,8 @@ GZ_EXPORT void gz_vk_queue_set_name(gz_vk_queue *q, const char *name);
  * handle (the context keeps the map, so the explicit API finds them too).
  * The app synchronizes the calls on one pool (Vulkan's rule). */
 typedef struct gz_vk_cmdpool gz_vk_cmdpool;
-GZ_EXPORT gz_vk_cmdpool *gz_vk_cmdpool_new(gz_vk_device *dev, uint32_t family);
+GZ_EXPORT gz_vk_cmdpool *gz_vk_cmdpool_new(gz_vk_device *dev, uint32_t family,
+                                          bool protected_pool);
 /* vkDestroyCommandPool: its command buffers go with it. */
 GZ_EXPORT void gz_vk_cmdpool_free(gz_vk_cmdpool *p);
 /* vkResetCommandPool. */
@@ -81,11 +86,30 @@ GZ_EXPORT void gz_vk_cmdbuf_new(gz_vk_cmdpool *p, VkCommandBuffer cb, bool secon
 GZ_EXPORT void gz_vk_cmdbuf_free(VkCommandBuffer cb);
 /* The context of cb; NULL when it is not tracked. */
 GZ_EXPORT gz_vk_cmdbuf *gz_vk_cmdbuf_find(VkCommandBuffer cb);
-/* vkBeginCommandBuffer (also an implicit reset). */
-GZ_EXPORT void gz_vk_cmdbuf_begin(gz_vk_cmdbuf *cb, VkCommandBufferUsageFlags flags);
-/* vkEndCommandBuffer, before it is passed down: copies the recording's
- * label timestamps to host memory at the end of each execution. */
+/* vkBeginCommandBuffer (also an implicit reset), after it was passed down:
+ * the recording may write commands from here. */
+GZ_EXPORT void gz_vk_cmdbuf_begin(gz_vk_cmdbuf *cb, const VkCommandBufferBeginInfo *info);
+/* vkEndCommandBuffer, before it is passed down: the recording's end
+ * timestamp (and, where results are copied, their copy). */
 GZ_EXPORT void gz_vk_cmdbuf_end(gz_vk_cmdbuf *cb);
+/* An action or synchronization command (draw, dispatch, copy, barrier, …)
+ * is about to be recorded: the recording's begin timestamp goes first. */
+GZ_EXPORT void gz_vk_cmdbuf_action(gz_vk_cmdbuf *cb);
+/* Render pass instances, around the calls down: begin before, the others
+ * after. A timestamp is never written where it would be invalid: between a
+ * suspended dynamic render pass and the one that resumes it, or where a
+ * multiview subpass would write more queries than were reserved. */
+GZ_EXPORT void gz_vk_cmdbuf_render_pass_begin(gz_vk_cmdbuf *cb, VkRenderPass pass);
+GZ_EXPORT void gz_vk_cmdbuf_render_pass_begun(gz_vk_cmdbuf *cb, VkRenderPass pass);
+GZ_EXPORT void gz_vk_cmdbuf_next_subpass(gz_vk_cmdbuf *cb);
+GZ_EXPORT void gz_vk_cmdbuf_render_pass_end(gz_vk_cmdbuf *cb);
+GZ_EXPORT void gz_vk_cmdbuf_rendering_begin(gz_vk_cmdbuf *cb, const VkRenderingInfo *info);
+GZ_EXPORT void gz_vk_cmdbuf_rendering_begun(gz_vk_cmdbuf *cb, const VkRenderingInfo *info);
+GZ_EXPORT void gz_vk_cmdbuf_rendering_end(gz_vk_cmdbuf *cb);
+/* Render passes, for the views of their subpasses (multiview). */
+GZ_EXPORT void gz_vk_render_pass_add(gz_vk_device *dev, VkRenderPass pass,
+                                     const uint32_t *view_masks, uint32_t subpasses);
+GZ_EXPORT void gz_vk_render_pass_remove(VkRenderPass pass);
 /* vkResetCommandBuffer / vkResetCommandPool. */
 GZ_EXPORT void gz_vk_cmdbuf_reset(gz_vk_cmdbuf *cb);
 GZ_EXPORT void gz_vk_cmdbuf_set_name(gz_vk_cmdbuf *cb, const char *name);
@@ -109,20 +133,26 @@ GZ_EXPORT void gz_vk_queue_present(gz_vk_queue *q);
 
 /* Submission. The layer hands each batch's command buffers (already mapped
  * to their gz_vk_cmdbuf, NULL for untracked ones) to gz_vk_submit_batch,
- * which returns the list to submit instead: the app's command buffers with
- * the context's timestamp command buffers around and between them. Then
- * the layer makes the call, holding none of the context's locks, and
- * reports its result with gz_vk_submit_end. The app serializes submissions
- * per queue (external synchronization), so one call is in progress per
- * queue. */
+ * which returns the list to submit instead: the app's command buffers, with
+ * the context's own only where a recording cannot time itself. The call's
+ * last batch that the layer may extend also signals the queue's timeline
+ * semaphore (gz_vk_submit_timeline). Then the layer makes the call, holding
+ * none of the context's locks, and reports its result with
+ * gz_vk_submit_end. The app serializes submissions per queue (external
+ * synchronization), so one call is in progress per queue. */
 typedef struct gz_vk_submit gz_vk_submit;
 /* call_name: interned name of the call (vkQueueSubmit…); fence: the call's. */
 GZ_EXPORT gz_vk_submit *gz_vk_submit_begin(gz_vk_queue *q, uint32_t call_name, VkFence fence);
-/* batch: the batch's index in the call. out has room for 2 * n + 1
- * handles; returns the count written (n when the batch is not timed: then
- * out is a copy of app). */
+/* batch: the batch's index in the call. out has room for
+ * GZ_VK_SUBMIT_OUT(n) handles; returns the count written (n when the batch
+ * is not timed: then out is a copy of app). */
+#define GZ_VK_SUBMIT_OUT(n) (3 * (size_t)(n) + 1)
 GZ_EXPORT uint32_t gz_vk_submit_batch(gz_vk_submit *s, uint32_t batch, const VkCommandBuffer *app,
                                       gz_vk_cmdbuf *const *cbs, uint32_t n, VkCommandBuffer *out);
+/* The semaphore and value the call signals (in its last batch the layer may
+ * extend, with the other signal operations): false when the queue has none
+ * or no batch of the call was timed. */
+GZ_EXPORT bool gz_vk_submit_timeline(gz_vk_submit *s, VkSemaphore *semaphore, uint64_t *value);
 /* result: what the driver returned; on failure the batches are forgotten. */
 GZ_EXPORT void gz_vk_submit_end(gz_vk_submit *s, VkResult result);
 

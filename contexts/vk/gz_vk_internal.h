@@ -1,4 +1,24 @@
-/* Structures shared by the Vulkan context's files. */
+/* Structures shared by the Vulkan context's files.
+ *
+ * How a submission is timed (README, "How it works"):
+ * - A command buffer's own timestamps go inside its recording: the
+ *   recording takes timestamp queries from the device's chunks
+ *   (vk_queries.c) and writes them at its first action command (its
+ *   begin), around its labels, and at vkEndCommandBuffer (its end). Nothing
+ *   is added between the app's command buffers for them.
+ * - Where a recording has no begin or end of its own (the submit level,
+ *   SIMULTANEOUS_USE command buffers, untracked ones), small command
+ *   buffers of the queue's own, recorded once per slot (vk_brackets.c),
+ *   write a timestamp between the app's.
+ * - Results are read by the worker once the layer's timeline semaphore,
+ *   signalled by the app's own submission, says the work completed: from the
+ *   queries on the host, or, on drivers whose host read waits for the whole
+ *   device (lavapipe), from a host-visible buffer the recording copied them
+ *   into at its end (vk_readback.c).
+ * - A recording's queries are reset on the host before each use but the
+ *   first (they come reset), once the previous use completed; devices
+ *   without host query reset get a command buffer of ours before each use
+ *   that resets them on the GPU. */
 #ifndef GZ_VK_INTERNAL_H
 #define GZ_VK_INTERNAL_H
 
@@ -9,34 +29,22 @@
 #include "gz_vk.h"
 
 #define GZ_VK_MAX_QUEUES 64
-/* Result entries of a queue come in pages: one timestamp query pool and one
- * host-visible results buffer each. A queue starts with one page and adds
- * more while its submissions are in flight faster than they complete, up to
- * GZ_VK_MAX_PAGES; a page is reused once all it holds has been read back.
- * Pages have GZ_VK_PAGE_ENTRIES entries, or a larger power of two (up to
- * GZ_VK_PAGE_MAX) when one execution's label values need more. */
-#define GZ_VK_PAGE_ENTRIES 1024u
-#define GZ_VK_PAGE_MAX 8192u
-#define GZ_VK_MAX_PAGES 64u
-/* The timestamp-only command buffers of a page are recorded on first use,
- * a block at a time. */
-#define GZ_VK_TS_BLOCK 32u
-/* A batch's bracket entries may be split over this many runs (pages). */
-#define GZ_VK_BATCH_RUNS 8u
-/* Label timestamps live in device-wide query pools handed out in chunks;
- * a pool is added when every chunk is taken (command buffers recorded and
- * kept, or thousands in one batch), up to GZ_VK_LABEL_POOLS. A label query
- * is named by its global index: pool * GZ_VK_LABEL_POOL_QUERIES + query. */
-#define GZ_VK_LABEL_CHUNK 16u
-#define GZ_VK_LABEL_POOL_QUERIES 65536u
-#define GZ_VK_LABEL_POOLS 8u
+/* Timestamp queries come in chunks of GZ_VK_CHUNK from device-wide pools of
+ * GZ_VK_POOL_QUERIES, added as needed up to GZ_VK_MAX_POOLS. A query is
+ * named by its global index: pool * GZ_VK_POOL_QUERIES + query. */
+#define GZ_VK_CHUNK 16u
+#define GZ_VK_POOL_QUERIES 8192u
+#define GZ_VK_MAX_POOLS 64u
 #define GZ_VK_NO_QUERY UINT32_MAX
 #define GZ_VK_LABEL_DEPTH 64u
-/* One execution's label timestamps land in one page: a recording with more
- * than this many (its secondaries' included) has its labels untimed. */
-#define GZ_VK_MAX_EXEC_LABELS (GZ_VK_PAGE_MAX - 2)
-
-typedef enum label_op_kind { LABEL_BEGIN, LABEL_END } label_op_kind;
+/* Values one recording may hold (its labels and its secondaries'): beyond
+ * it, its labels are untimed. */
+#define GZ_VK_MAX_VALUES 65536u
+/* Bracket slots of a queue (one timestamp query and one command buffer
+ * each), recorded a block at a time, up to GZ_VK_MAX_SLOTS in flight. */
+#define GZ_VK_SLOT_BLOCK 32u
+#define GZ_VK_MAX_SLOTS 16384u
+#define GZ_VK_NO_SLOT UINT32_MAX
 
 /* A result as copied by the GPU: the timestamp, then its availability. */
 #define GZ_VK_RESULT_SIZE (2 * sizeof(uint64_t))
@@ -49,73 +57,119 @@ typedef struct gz_vk_hostbuf {
     uint32_t entries;
 } gz_vk_hostbuf;
 
-/* Why a recording's labels are not timed (none: they are). Counted and
- * said once per reason in the summary. */
+/* How a queue's results come back (GPUZONES_VK_READBACK). */
+typedef enum gz_vk_readback {
+    GZ_VK_READ_HOST = 0, /* vkGetQueryPoolResults on the worker, no wait */
+    GZ_VK_READ_COPY,     /* copied by the GPU into host memory at each recording's end */
+} gz_vk_readback;
+
+/* Why a zone of a recording is not timed (none: it is). Counted and said
+ * once per reason in the summary. */
 typedef enum gz_vk_untimed {
     GZ_VK_TIMED = 0,
-    GZ_VK_UNTIMED_LEVEL,     /* GPUZONES_LEVEL below labels: not a loss */
-    GZ_VK_UNTIMED_FAMILY,    /* queue family without resets/copies (transfer-only) */
-    GZ_VK_UNTIMED_SIM_SECONDARY, /* a SIMULTANEOUS_USE secondary may run twice at once */
-    GZ_VK_UNTIMED_POOL,      /* label query pool missing or exhausted */
-    GZ_VK_UNTIMED_TOO_MANY,  /* more than GZ_VK_MAX_EXEC_LABELS in one execution */
+    GZ_VK_UNTIMED_LEVEL,        /* GPUZONES_LEVEL below it: not a loss */
+    GZ_VK_UNTIMED_FAMILY,       /* queue family without usable timestamps */
+    GZ_VK_UNTIMED_SIMULTANEOUS, /* a SIMULTANEOUS_USE command buffer may run twice at once */
+    GZ_VK_UNTIMED_POOL,         /* timestamp queries exhausted */
+    GZ_VK_UNTIMED_TOO_MANY,     /* more than GZ_VK_MAX_VALUES in one recording */
+    GZ_VK_UNTIMED_SUSPENDED,    /* between a suspended render pass and its resumption */
+    GZ_VK_UNTIMED_MULTIVIEW,    /* a multiview subpass with more views than a chunk holds */
+    GZ_VK_UNTIMED_PROTECTED,    /* a protected command pool: no queries allowed */
+    GZ_VK_UNTIMED_REUSED,       /* the recording ran again before this run was read */
+    GZ_VK_UNTIMED_COUNT
 } gz_vk_untimed;
 
-typedef struct gz_vk_label_op {
-    uint16_t kind;    /* label_op_kind */
-    uint16_t untimed; /* gz_vk_untimed: why this op has no timestamp */
-    uint32_t name;    /* interned, for LABEL_BEGIN */
-    /* Index of its timestamp among the execution's label values, or
-     * GZ_VK_NO_QUERY. While recording, ops taken from a secondary hold
-     * the secondary's own index, and `block` says which secondary. */
-    uint32_t value;
-    uint32_t block; /* 0: own query; b > 0: the (b-1)-th executed secondary */
-} gz_vk_label_op;
+typedef enum op_kind { OP_LABEL_BEGIN, OP_LABEL_END } op_kind;
 
-/* A range of label queries written by one execution, in value order. */
-typedef struct gz_vk_label_range {
-    uint32_t first_query; /* in the device's label pool */
+typedef struct gz_vk_op {
+    uint16_t kind;    /* op_kind */
+    uint16_t untimed; /* gz_vk_untimed: why this op has no timestamp */
+    uint32_t name;    /* interned, for begins */
+    /* Index of its timestamp among the execution's values, or
+     * GZ_VK_NO_QUERY. While recording, ops taken from a secondary hold the
+     * secondary's own index, and `block` says which secondary. */
+    uint32_t value;
+    uint32_t block; /* 0: own; b > 0: the (b-1)-th executed secondary */
+} gz_vk_op;
+
+/* A run of written queries of a set, in value order. */
+typedef struct gz_vk_range {
+    uint32_t first; /* global query index */
     uint32_t count;
-} gz_vk_label_range;
+} gz_vk_range;
+
+/* The timestamp queries one recording writes: whole chunks, of which the
+ * ranges are written by every execution (vk_queries.c). */
+typedef struct gz_vk_qset {
+    uint32_t *chunks;
+    uint32_t nchunks, chunks_cap;
+    uint32_t next; /* queries taken in the last chunk */
+    gz_vk_range *ranges;
+    uint32_t nranges, ranges_cap;
+    uint32_t nvalues; /* queries written, the ranges' total */
+} gz_vk_qset;
 
 typedef struct gz_vk_recording gz_vk_recording;
 
-/* What one recording of a command buffer did with labels. Immutable once
- * the recording ends (apart from the atomic counters); shared by the
- * command buffer and every submission of it that has not been read back
- * yet (reference counted). */
+/* What became of one use (execution) of a recording's queries. */
+enum { USE_PENDING = 0, USE_SNAPSHOT, USE_LOST };
+typedef struct gz_vk_use {
+    gz_vk_recording *rec;
+    uint32_t refs;   /* atomic: the batch that runs it, and rec while it is rec's newest */
+    uint32_t index;  /* 0 for the first use of rec's queries */
+    uint32_t state;  /* atomic: USE_* */
+    bool copied;     /* the GPU copies its values into the pools' host buffers */
+    bool clean;      /* it began on reset queries (and copies marked unwritten) */
+    struct gz_vk_queue *queue; /* the queue of the batch that runs it */
+    uint64_t call;   /* the submit call that used it (per queue) */
+    uint64_t value;  /* its batch's timeline value */
+    uint64_t *snap;  /* USE_SNAPSHOT: its values, read before the next use */
+} gz_vk_use;
+
+/* One recording of a command buffer: its queries, what its labels do, and
+ * its uses. Immutable once the recording ends, but for the use bookkeeping;
+ * shared by the command buffer and every submission of it not yet read back
+ * (reference counted). */
 struct gz_vk_recording {
-    uint32_t refs;      /* atomic */
+    uint32_t refs; /* atomic */
+    gz_vk_device *dev;
     uint32_t family;
     bool secondary, simultaneous;
-    gz_vk_untimed untimed; /* why its own labels are not timed (GZ_VK_TIMED: they are) */
-    gz_vk_label_op *ops;
+    bool one_time;         /* ONE_TIME_SUBMIT: one use only */
+    bool timed;            /* writes timestamps of its own (a begin, an end, labels) */
+    gz_vk_untimed untimed; /* why its labels are not timed (GZ_VK_TIMED: they are) */
+    gz_vk_qset set;
+    uint32_t begin_value, end_value; /* its command buffer zone's values, or GZ_VK_NO_QUERY */
+    gz_vk_untimed cmdbuf_untimed;    /* why it has none */
+    /* Recording state (the app's recording thread). */
+    bool acted;       /* an action command was recorded: its begin is placed */
+    bool resumes;     /* its first action resumed a suspended render pass */
+    bool suspended;   /* a render pass instance is suspended now */
+    bool suspending;  /* the dynamic render pass instance open now suspends at its end */
+    bool rendering;   /* inside vkCmdBeginRendering..End */
+    VkRenderPass pass; /* the classic render pass open now, and its subpass */
+    uint32_t subpass;
+    bool in_pass;     /* inside a render pass (either kind) */
+    bool copied;      /* copy readback: its end copies its values and its secondaries' */
+    uint32_t view_mask; /* the current subpass's views (multiview), 0 without */
+    uint32_t first_pending; /* ops from here wait for the first action's timestamp */
+    gz_vk_op *ops;
     uint32_t nops, ops_cap;
-    uint32_t *chunks; /* label pool chunks holding this recording's own queries */
-    uint32_t nchunks, chunks_cap;
-    uint32_t own_queries; /* queries written by this recording itself */
-    gz_vk_recording **secs; /* executed secondaries (referenced), in order */
+    gz_vk_recording **secs; /* executed secondaries that write values (referenced), in order */
+    uint32_t *sec_offset;   /* each one's first value in an execution's layout */
     uint32_t nsecs, secs_cap;
-    /* Set at vkEndCommandBuffer: what an execution writes and must reset
-     * and copy, own chunks first, then each timed secondary's. */
-    gz_vk_label_range *ranges;
-    uint32_t nranges;
-    uint32_t nvalues; /* label values of one execution */
+    uint32_t nvalues; /* values of one execution: own, then each secondary's */
     bool ended;
-    /* Executions submitted and not yet read back, and on which queue the
-     * newest went: an execution on a second queue while one is unread may
-     * overwrite its timestamps. Every execution whose serial is at most
-     * conflict_upto is counted as lost (under the device lock). */
-    uint32_t pending;
-    const void *pending_queue;
-    uint64_t last_batch; /* the queue's batch number of the newest execution */
-    struct gz_vk_entry *last_entry; /* and its entry */
-    /* The result entry that its batch writes last (NULL: none to look at):
-     * once written, that execution and every earlier one on its queue have
-     * run, and cannot overwrite anyone's values any more. */
-    const gz_vk_hostbuf *last_done_buf;
-    uint32_t last_done_entry;
-    uint64_t next_serial, conflict_upto;
     uint32_t default_name; /* "cmdbuf: <first label>", interned at its end; 0: none */
+    /* Uses: the queries are reused by every execution (vk_uses.c). */
+    uint32_t uses;   /* atomic: uses begun */
+    gz_vk_use *last; /* the newest use (under the device's use lock) */
+    gz_vk_use first; /* the first use lives here */
+    /* Devices without host query reset: the command buffer of ours that
+     * resets this recording's queries (and its secondaries') before each
+     * execution, recorded at its first submission on queue reset_q. */
+    VkCommandBuffer reset_cb;
+    struct gz_vk_queue *reset_q;
 };
 
 struct gz_vk_cmdbuf {
@@ -126,62 +180,37 @@ struct gz_vk_cmdbuf {
     VkCommandBuffer handle;
     uint32_t family;
     bool secondary;
+    bool protected_pool;
     uint32_t name; /* interned debug name, 0 = none */
     gz_vk_recording *rec;
     bool recording; /* atomic: between vkBegin- and vkEndCommandBuffer */
 };
 
-/* One result entry of a queue, in a page: what it holds for the batch that
- * owns it. Written by the submitting thread before the batch's record is
- * published, read by the worker after (the queue's lock orders both). */
-struct gz_vk_entry {
-    uint32_t name;        /* bracket: zone name of the command buffer after it */
-    gz_vk_recording *rec; /* bracket: that command buffer's recording (referenced) */
-    uint64_t serial;      /* the execution's serial in rec */
-    uint16_t label_page;  /* where the execution's label values were copied */
-    uint16_t labels_timed; /* the execution's label values are its own */
-    uint32_t label_first;
-};
-typedef struct gz_vk_entry gz_vk_entry;
-
-typedef struct gz_vk_page {
-    uint32_t size; /* entries */
-    VkQueryPool pool;
-    gz_vk_hostbuf results; /* entry i's copied result (queues that can copy) */
-    VkCommandBuffer *ts; /* prerecorded: writes entry i's timestamp */
-    /* Recorded at submit time when entry i's bracket also resets label
-     * queries or ends a batch with its copies; allocated on first use and
-     * recorded again only once the batch that used it was read back. */
-    VkCommandBuffer *dyn;
-    uint64_t *dyn_digest; /* what dyn[i] holds (dyn_digest() in vk_queue.c), 0: nothing */
-    bool *block_ready;
-    gz_vk_entry *entries;
-    uint32_t next;        /* bump allocator: entries below are taken or skipped */
-    uint32_t outstanding; /* taken and not yet released */
-} gz_vk_page;
-
-typedef struct gz_vk_run {
-    uint16_t page;
-    uint16_t first;
-    uint16_t count;
-} gz_vk_run;
+/* One command buffer of a batch, as the worker reads it back. */
+enum { EXEC_PRIMARY = 0, EXEC_SECONDARY };
+typedef struct gz_vk_exec {
+    uint8_t kind;       /* EXEC_* */
+    uint16_t untimed;   /* primaries: why its labels have no values (GZ_VK_TIMED: none) */
+    uint32_t name;      /* primaries: the command buffer zone's name */
+    uint32_t slot;      /* primaries: bracket slot just before it, or GZ_VK_NO_SLOT */
+    gz_vk_recording *rec; /* referenced; NULL: untracked */
+    gz_vk_use *use;     /* its values; NULL: none */
+} gz_vk_exec;
 
 /* REC_FRAME: a vkQueuePresentKHR; the frame ends with the batches before it. */
 typedef enum record_kind { REC_BATCH, REC_QLABEL_BEGIN, REC_QLABEL_END, REC_FRAME } record_kind;
 
 /* One entry of a queue's submission log, read back in order. */
 typedef struct gz_vk_record {
-    uint8_t kind;      /* record_kind */
-    bool submitted;    /* the call down returned success (pending until then) */
-    uint8_t nruns;
+    uint8_t kind;   /* record_kind */
+    bool submitted; /* the call down returned success (pending until then) */
     uint32_t name;
-    uint32_t nbrackets;      /* timestamps: cmdbufs + 1, or 2 at the submit level */
     uint32_t batch, cmdbufs; /* index in its call, command buffers */
-    gz_vk_run runs[GZ_VK_BATCH_RUNS]; /* the bracket entries, in order */
-    gz_vk_run label_runs[GZ_VK_BATCH_RUNS]; /* entries taken for label values */
-    uint8_t nlabel_runs;
+    uint32_t first_exec, nexecs; /* in the queue's exec ring */
+    uint32_t end_slot;           /* bracket slot after the last command buffer */
     uint64_t flow;
     uint64_t submit_ns;
+    uint64_t value;   /* the timeline value that says it completed (0: none) */
     VkFence fence;    /* the call's */
     uint64_t done_ns; /* when a wait of the app's saw it complete (0: none) */
     uint64_t call;    /* the submit call that put it on the log (0: a queue label) */
@@ -190,9 +219,9 @@ typedef struct gz_vk_record {
 typedef struct label_frame {
     uint32_t name;
     uint64_t begin_ticks;
-    bool waiting;    /* a queue label whose begin is the next batch's start */
-    bool untimed;    /* no timestamp by design: no zone, not a drop */
-    bool lost;       /* its timestamp was lost: counted as dropped at its end */
+    bool waiting; /* a queue label whose begin is the next batch's start */
+    bool untimed; /* no timestamp by design: no zone, not a drop */
+    bool lost;    /* its timestamp was lost: counted as dropped at its end */
 } label_frame;
 
 struct gz_vk_submit {
@@ -201,6 +230,7 @@ struct gz_vk_submit {
     VkFence fence;
     uint64_t submit_ns;
     uint64_t call;     /* this call's number on the queue */
+    uint64_t value;    /* the timeline value this call signals (0: none) */
     uint32_t nrecords; /* records this call added to the log */
 };
 
@@ -234,6 +264,16 @@ typedef enum gz_vk_queue_mode {
     GZ_VK_QUEUE_HOST,        /* transfer-only: timestamps only; host reset and host reads */
 } gz_vk_queue_mode;
 
+/* A queue's bracket slots (vk_brackets.c): slot i writes query
+ * queries[i] with command buffer cbs[i]. */
+typedef struct gz_vk_slots {
+    uint32_t *queries;
+    VkCommandBuffer *cbs;
+    uint32_t count, cap;   /* recorded */
+    uint32_t *free;        /* stack of free slot indices */
+    uint32_t nfree;
+} gz_vk_slots;
+
 struct gz_vk_queue {
     gz_vk_device *dev;
     VkQueue handle;
@@ -242,15 +282,20 @@ struct gz_vk_queue {
     char name[256]; /* the track's name: "VkQueue f.i device" or the app's name */
     uint32_t valid_bits;
     gz_vk_queue_mode mode;
-    pthread_mutex_t lock; /* pages, log, dynamic ring: the submitting thread vs the worker */
+    gz_vk_readback readback; /* how its brackets' and its recordings' values come back */
+    pthread_mutex_t lock; /* log, exec ring, slots, our pool: the submitting thread vs the worker */
 
     bool ring_ready, ring_failed;
-    VkCommandPool cmd_pool; /* ours; recorded only by the submitting thread */
-    gz_vk_page *pages[GZ_VK_MAX_PAGES];
-    uint32_t npages, cur_page;
+    VkCommandPool cmd_pool; /* ours (brackets, resets, the sync point), under lock */
+    gz_vk_slots slots;
+    VkSemaphore timeline; /* ours, signalled by the app's submissions; NULL: none */
+    uint64_t timeline_next; /* the value the next signalling call takes */
+    uint64_t timeline_seen; /* worker: the newest value read */
 
     gz_vk_record *log; /* ring of records */
     uint32_t log_cap, log_head, log_count;
+    gz_vk_exec *execs; /* ring of the records' command buffers */
+    uint32_t exec_cap, exec_head, exec_count;
 
     /* read-back state (worker only): the queue's label stack in submission order */
     label_frame labels[GZ_VK_LABEL_DEPTH];
@@ -266,15 +311,31 @@ struct gz_vk_queue {
     uint64_t frame_begin_ticks;
     uint64_t *values; /* scratch for one batch's timestamps */
     uint32_t values_cap;
+    gz_vk_exec *exec_scratch; /* one batch's command buffers, copied out of the ring */
+    uint32_t exec_scratch_cap;
+    void *primaries; /* vk_harvest.c's scratch */
+    uint32_t primaries_cap;
 
     gz_vk_submit submit; /* the call in progress */
-    uint64_t batch_seq;  /* batches taken on this queue (submitting thread) */
     uint64_t call_seq;   /* submit calls on this queue */
     gz_vk_sync sync;
 
     gz_item *scratch; /* items of one batch */
     uint32_t scratch_cap;
 };
+
+/* The device's timestamp queries (vk_queries.c). */
+typedef struct gz_vk_queries {
+    pthread_mutex_t lock;
+    VkQueryPool pools[GZ_VK_MAX_POOLS];
+    gz_vk_hostbuf results[GZ_VK_MAX_POOLS]; /* copy readback: one entry per query */
+    uint32_t npools;
+    uint32_t *clean; /* chunks ready for a first use */
+    uint32_t nclean;
+    uint32_t *dirty; /* chunks given back, to reset before they are used again */
+    uint32_t ndirty;
+    bool failed;     /* a pool could not be made: said once */
+} gz_vk_queries;
 
 struct gz_vk_device {
     gz_vk_device_info info;
@@ -283,18 +344,17 @@ struct gz_vk_device {
     int collector;
     bool lost; /* device lost or a query read failed: timing stops */
     gz_level level;
+    gz_vk_readback readback; /* for families that may copy (graphics, compute) */
 
-    pthread_mutex_t lock; /* queues list, label pool chunks, recordings' conflicts */
+    pthread_mutex_t lock; /* queues list */
     gz_vk_queue *queues[GZ_VK_MAX_QUEUES];
     uint32_t nqueues;
 
-    bool labels_ready, labels_failed;
-    VkQueryPool label_pools[GZ_VK_LABEL_POOLS]; /* written under lock before their chunks */
-    uint32_t nlabel_pools;
-    uint32_t *free_chunks; /* chunk ids (global query / GZ_VK_LABEL_CHUNK) */
-    uint32_t nfree_chunks;
+    gz_vk_queries queries;
+    pthread_mutex_t use_lock; /* recordings' newest uses */
 
-    uint64_t untimed_labels[GZ_VK_UNTIMED_TOO_MANY + 1]; /* atomic: label zones not timed, by reason */
+    uint64_t untimed[GZ_VK_UNTIMED_COUNT]; /* atomic: label zones not timed, by reason */
+    uint64_t untimed_cmdbufs[GZ_VK_UNTIMED_COUNT]; /* atomic: command buffer zones, by reason */
     uint64_t last_calibration_ns; /* the worker's periodic samples */
     uint64_t families_warned; /* families told to have no timestamps (bit = family) */
 };
@@ -312,6 +372,11 @@ static inline void gz_vk_device_set_lost(gz_vk_device *dev)
 
 /* The mode of a queue family of dev (flags and timestamp bits). */
 gz_vk_queue_mode gz_vk_family_mode(const gz_vk_device *dev, uint32_t family);
+/* How results of a family come back: copies where the device reads them
+ * that way and the family may copy, else host reads. */
+gz_vk_readback gz_vk_family_readback(const gz_vk_device *dev, uint32_t family);
+/* Whether the family may reset and copy queries in command buffers. */
+bool gz_vk_family_can_copy(const gz_vk_device *dev, uint32_t family);
 
 /* vk_hostbuf.c */
 bool gz_vk_hostbuf_create(gz_vk_device *dev, uint32_t entries, gz_vk_hostbuf *out);
@@ -327,7 +392,9 @@ void gz_vk_hostbuf_clear(gz_vk_hostbuf *b, uint32_t first, uint32_t count);
 bool gz_vk_hostbuf_ready(const gz_vk_hostbuf *b, uint32_t first, uint32_t count);
 /* Values of count entries, or false when any is not written yet. */
 bool gz_vk_hostbuf_read(const gz_vk_hostbuf *b, uint32_t first, uint32_t count, uint64_t *values);
-/* Records the copy of count results into the buffer (waiting for them). */
+/* Records the copy of count results into the buffer. The copy waits for
+ * them on the GPU: used only where the host read would wait for the whole
+ * device instead (copy readback), and by the explicit API's collect. */
 void gz_vk_cmd_copy_results(const gz_vk_fns *f, VkCommandBuffer cb, VkQueryPool pool,
                             uint32_t first_query, uint32_t count, const gz_vk_hostbuf *b,
                             uint32_t first_entry);
@@ -338,17 +405,51 @@ void gz_vk_cmd_results_to_host(const gz_vk_fns *f, VkCommandBuffer cb);
 bool gz_vk_query_read(const gz_vk_fns *f, VkDevice d, VkQueryPool pool, uint32_t first,
                       uint32_t count, uint64_t *values, bool *lost);
 
+/* vk_queries.c */
+bool gz_vk_queries_init(gz_vk_device *dev);
+void gz_vk_queries_destroy(gz_vk_device *dev);
+static inline VkQueryPool gz_vk_query_pool(const gz_vk_device *dev, uint32_t query)
+{
+    return dev->queries.pools[query / GZ_VK_POOL_QUERIES];
+}
+static inline uint32_t gz_vk_query_index(uint32_t query)
+{
+    return query % GZ_VK_POOL_QUERIES;
+}
+static inline gz_vk_hostbuf *gz_vk_query_results(gz_vk_device *dev, uint32_t query)
+{
+    return &dev->queries.results[query / GZ_VK_POOL_QUERIES];
+}
+/* A chunk reset and ready for its first use, or false when every pool is
+ * full. */
+bool gz_vk_chunk_take(gz_vk_device *dev, uint32_t *chunk);
+/* Chunks whose last use has completed and been read: reset before their
+ * next use (gz_vk_queries_recycle). */
+void gz_vk_chunks_give(gz_vk_device *dev, const uint32_t *chunks, uint32_t n);
+/* Worker: resets the chunks given back and makes them ready again. */
+void gz_vk_queries_recycle(gz_vk_device *dev);
+/* The set's next n queries (contiguous, one chunk): the global index of the
+ * first, and its value index in *value; GZ_VK_NO_QUERY when none is left. */
+uint32_t gz_vk_qset_take(gz_vk_device *dev, gz_vk_qset *set, uint32_t n, uint32_t *value);
+/* Gives the set's chunks back and empties it. */
+void gz_vk_qset_release(gz_vk_device *dev, gz_vk_qset *set);
+/* Resets the set's queries on the host (host query reset) and marks their
+ * copies unwritten, before a use: the previous use has completed. */
+void gz_vk_qset_reset_host(gz_vk_device *dev, const gz_vk_qset *set);
+/* Records the set's resets into cb (a graphics or compute command buffer,
+ * outside any render pass). */
+void gz_vk_qset_cmd_reset(gz_vk_device *dev, const gz_vk_qset *set, VkCommandBuffer cb);
+/* Records the copies of the set's written queries into the pools' host
+ * buffers (copy readback). */
+void gz_vk_qset_cmd_copy(gz_vk_device *dev, const gz_vk_qset *set, VkCommandBuffer cb);
+/* Marks the copies of the set's queries unwritten. */
+void gz_vk_qset_clear_copies(gz_vk_device *dev, const gz_vk_qset *set);
+/* The set's values in value order: from the host buffers (copied) or the
+ * queries. False when any is not written yet (or the read failed: *lost). */
+bool gz_vk_qset_read(gz_vk_device *dev, const gz_vk_qset *set, bool copied, uint64_t *values,
+                     bool *lost);
+
 /* vk_device.c */
-static inline VkQueryPool gz_vk_label_pool(const gz_vk_device *dev, uint32_t query)
-{
-    return dev->label_pools[query / GZ_VK_LABEL_POOL_QUERIES];
-}
-static inline uint32_t gz_vk_label_query(uint32_t query)
-{
-    return query % GZ_VK_LABEL_POOL_QUERIES;
-}
-bool gz_vk_label_chunk_alloc(gz_vk_device *dev, uint32_t *chunk);
-void gz_vk_label_chunk_free(gz_vk_device *dev, uint32_t chunk);
 /* Calibrated pairs from vkGetCalibratedTimestampsEXT, one reader for this
  * device context and the explicit one (vk_explicit.c). Whether a periodic
  * sample is due: force, or a period since *last_ns (now noted there). */
@@ -366,35 +467,69 @@ void gz_vk_calibrate_track(gz_vk_device *dev, uint16_t track);
 bool gz_vk_can_calibrate(const gz_vk_device *dev);
 /* Our own command buffers are dispatchable objects the loader did not make. */
 void gz_vk_own_cmdbufs(gz_vk_device *dev, VkCommandBuffer *cbs, uint32_t n);
+/* Zones not timed, by reason (said in the summary). */
+static inline void gz_vk_count_untimed(gz_vk_device *dev, bool cmdbuf, gz_vk_untimed why,
+                                       uint64_t n)
+{
+    if (n && why > GZ_VK_UNTIMED_LEVEL && why < GZ_VK_UNTIMED_COUNT)
+        __atomic_add_fetch(cmdbuf ? &dev->untimed_cmdbufs[why] : &dev->untimed[why], n,
+                           __ATOMIC_RELAXED);
+}
+
+/* vk_recording.c: recordings of the app's command buffers */
+gz_vk_recording *gz_vk_recording_new(gz_vk_cmdbuf *cb, const VkCommandBufferBeginInfo *info);
+void gz_vk_recording_ref(gz_vk_recording *rec);
+void gz_vk_recording_unref(gz_vk_recording *rec);
+/* What the app records into cb (rec is cb's recording): an action command
+ * is about to be recorded; a label op; render pass instances (begin before
+ * the call down, the rest after); secondaries executed (before the call
+ * down); vkEndCommandBuffer (before the call down). */
+void gz_vk_recording_action(gz_vk_recording *rec, VkCommandBuffer cb);
+void gz_vk_recording_label(gz_vk_recording *rec, VkCommandBuffer cb, op_kind kind, uint32_t name);
+void gz_vk_recording_rendering_begin(gz_vk_recording *rec, VkCommandBuffer cb,
+                                     VkRenderingFlags flags);
+void gz_vk_recording_rendering_begun(gz_vk_recording *rec, VkRenderingFlags flags,
+                                     uint32_t view_mask);
+void gz_vk_recording_rendering_end(gz_vk_recording *rec);
+void gz_vk_recording_render_pass_begun(gz_vk_recording *rec, VkRenderPass pass);
+void gz_vk_recording_next_subpass(gz_vk_recording *rec);
+void gz_vk_recording_render_pass_end(gz_vk_recording *rec);
+void gz_vk_recording_execute(gz_vk_recording *rec, VkCommandBuffer cb,
+                             gz_vk_recording *const *secs, uint32_t n);
+void gz_vk_recording_end(gz_vk_recording *rec, VkCommandBuffer cb);
+
+/* vk_uses.c: each execution of a recording is a use of its queries */
+/* A new use of rec by a submission of call on q (the submitting thread,
+ * before the call down): what the previous use left unread is read now,
+ * and the queries are reset for this one. NULL when rec has no values. */
+gz_vk_use *gz_vk_use_begin(gz_vk_queue *q, gz_vk_recording *rec, uint64_t call);
+void gz_vk_use_unref(gz_vk_use *use);
+/* Worker: the values of a use (rec->set.nvalues of them) into values:
+ * OK, LOST (a later use overwrote them before they were read), or NOT_READY
+ * (not all written yet; *lost: the read failed for good). */
+typedef enum use_read { USE_READ_OK, USE_READ_LOST, USE_READ_NOT_READY } use_read;
+use_read gz_vk_use_read(gz_vk_use *use, uint64_t *values, bool *lost);
 
 /* vk_cmdbuf.c */
 /* Whether the layer saw cb begin and not end: 1 recording, 0 not, -1 the
  * layer does not track it (or is not loaded). */
 int gz_vk_cmdbuf_recording(VkCommandBuffer cb);
-void gz_vk_recording_ref(gz_vk_recording *rec);
-void gz_vk_recording_unref(gz_vk_device *dev, gz_vk_recording *rec);
-/* Records the resets of an execution's label queries. */
-void gz_vk_recording_cmd_reset(gz_vk_device *dev, const gz_vk_recording *rec, VkCommandBuffer cb);
-/* Records the copies of an execution's label values to entries of page. */
-void gz_vk_recording_cmd_copy(gz_vk_device *dev, const gz_vk_recording *rec, VkCommandBuffer cb,
-                              const gz_vk_hostbuf *results, uint32_t first_entry);
 
-/* vk_pages.c: under the queue's lock unless said otherwise */
-bool gz_vk_pages_init(gz_vk_queue *q);
-void gz_vk_pages_destroy(gz_vk_queue *q);
-/* A run of up to want entries (at least min, contiguous in one page); a
- * new page is added when none has room. False when every page is full. */
-bool gz_vk_pages_take(gz_vk_queue *q, uint32_t want, uint32_t min, gz_vk_run *out);
-/* Gives entries back (their batch was read back or never submitted). */
-void gz_vk_pages_give(gz_vk_queue *q, const gz_vk_run *run);
-/* Prepares entries for their batch: host reset of their queries, results
- * marked unwritten, timestamp-only command buffers recorded. Called by the
- * submitting thread without the lock (it owns the entries). */
-bool gz_vk_pages_prepare(gz_vk_queue *q, const gz_vk_run *run);
-static inline gz_vk_entry *gz_vk_entry_at(gz_vk_queue *q, uint32_t page, uint32_t i)
-{
-    return &q->pages[page]->entries[i];
-}
+/* vk_brackets.c: the queue's own command buffers, under the queue's lock
+ * unless said otherwise */
+bool gz_vk_brackets_init(gz_vk_queue *q);
+void gz_vk_brackets_destroy(gz_vk_queue *q);
+/* A free slot (its command buffer recorded), or GZ_VK_NO_SLOT. */
+uint32_t gz_vk_slot_take(gz_vk_queue *q);
+/* Worker: the slot's batch was read back (or never submitted). */
+void gz_vk_slot_give(gz_vk_queue *q, uint32_t slot);
+/* The command buffer that resets rec's queries and its secondaries',
+ * recorded on first use (devices without host query reset). */
+VkCommandBuffer gz_vk_reset_cb(gz_vk_queue *q, gz_vk_recording *rec);
+/* Frees rec's reset command buffer (rec is gone: no use is pending). */
+void gz_vk_reset_cb_free(gz_vk_recording *rec);
+/* Allocates one of our command buffers from q's pool (under the lock). */
+VkCommandBuffer gz_vk_own_cmdbuf_alloc(gz_vk_queue *q);
 
 /* vk_sync.c */
 /* Starts the sync-point thread (for a device without calibrated timestamps). */
@@ -433,5 +568,26 @@ void gz_vk_queue_waited(gz_vk_queue *q, const VkFence *fences, uint32_t nfences,
 gz_vk_queue *gz_vk_queue_new(gz_vk_device *dev, VkQueue handle, uint32_t family, uint32_t index);
 void gz_vk_queue_collect(gz_vk_queue *q, bool final);
 void gz_vk_queue_destroy(gz_vk_queue *q);
+/* The log and the queue's own objects, made on first submission (under the
+ * lock). */
+bool gz_vk_queue_ready(gz_vk_queue *q);
+gz_vk_record *gz_vk_log_push(gz_vk_queue *q);
+gz_vk_record *gz_vk_log_at(gz_vk_queue *q, uint32_t i);
+/* n entries at the exec ring's tail (under the lock); false without memory. */
+bool gz_vk_execs_push(gz_vk_queue *q, const gz_vk_exec *execs, uint32_t n, uint32_t *first);
+void gz_vk_record_release(gz_vk_queue *q, const gz_vk_record *r);
+
+/* vk_harvest.c: completed batches into zones (worker) */
+typedef enum harvest_status { HARVEST_DONE, HARVEST_LATER } harvest_status;
+/* A submitted batch: its zones emitted (or counted as lost), or LATER when
+ * its work has not completed yet (or the queue has no room now). */
+harvest_status gz_vk_harvest_batch(gz_vk_queue *q, const gz_vk_record *r,
+                                   const gz_vk_exec *execs, bool final);
+/* A queue label or a present, in its place among the batches. */
+void gz_vk_harvest_qlabel(gz_vk_queue *q, const gz_vk_record *r);
+/* A batch that will never be read: its zones count as dropped. */
+void gz_vk_harvest_drop(gz_vk_queue *q, const gz_vk_record *r);
+/* The queue is going: labels left open are lost. */
+void gz_vk_harvest_end(gz_vk_queue *q);
 
 #endif

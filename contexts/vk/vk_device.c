@@ -1,6 +1,6 @@
-/* The device context: the queues' registry, the label query pool, clock
- * calibration (its calibrated-pair reader serves the explicit context
- * too), and the readback hook the worker calls. */
+/* The device context: the queues' registry, how each family's results come
+ * back, clock calibration (its calibrated-pair reader serves the explicit
+ * context too), and the readback hook the worker calls. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,34 +29,7 @@ static void collect_hook(void *user, bool final)
     pthread_mutex_unlock(&dev->lock);
     for (uint32_t i = 0; i < n; i++)
         gz_vk_queue_collect(dev->queues[i], final);
-}
-
-/* One more label query pool, its chunks made free (under the lock, or
- * before the device is shared). */
-static bool add_label_pool(gz_vk_device *dev)
-{
-    if (dev->nlabel_pools == GZ_VK_LABEL_POOLS)
-        return false;
-    const uint32_t chunks = GZ_VK_LABEL_POOL_QUERIES / GZ_VK_LABEL_CHUNK;
-    uint32_t *free_chunks = realloc(dev->free_chunks,
-                                    (size_t)(dev->nlabel_pools + 1) * chunks * sizeof *free_chunks);
-    if (!free_chunks)
-        return false;
-    dev->free_chunks = free_chunks;
-    VkQueryPoolCreateInfo info = {
-        .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-        .queryType = VK_QUERY_TYPE_TIMESTAMP,
-        .queryCount = GZ_VK_LABEL_POOL_QUERIES,
-    };
-    VkQueryPool pool;
-    if (dev->info.fns.CreateQueryPool(dev->info.device, &info, NULL, &pool) != VK_SUCCESS)
-        return false;
-    uint32_t base = dev->nlabel_pools * chunks;
-    dev->label_pools[dev->nlabel_pools++] = pool;
-    /* Handed out lowest first. */
-    for (uint32_t i = 0; i < chunks; i++)
-        dev->free_chunks[dev->nfree_chunks++] = base + chunks - 1 - i;
-    return true;
+    gz_vk_queries_recycle(dev);
 }
 
 gz_vk_queue_mode gz_vk_family_mode(const gz_vk_device *dev, uint32_t family)
@@ -76,6 +49,20 @@ gz_vk_queue_mode gz_vk_family_mode(const gz_vk_device *dev, uint32_t family)
                : GZ_VK_QUEUE_UNTIMED;
 }
 
+bool gz_vk_family_can_copy(const gz_vk_device *dev, uint32_t family)
+{
+    return gz_vk_family_mode(dev, family) == GZ_VK_QUEUE_COPY;
+}
+
+gz_vk_readback gz_vk_family_readback(const gz_vk_device *dev, uint32_t family)
+{
+    /* Transfer-only families may not copy: their results are read on the
+     * host, whatever the driver does with such reads. */
+    return dev->readback == GZ_VK_READ_COPY && gz_vk_family_can_copy(dev, family)
+               ? GZ_VK_READ_COPY
+               : GZ_VK_READ_HOST;
+}
+
 void gz_vk_own_cmdbufs(gz_vk_device *dev, VkCommandBuffer *cbs, uint32_t n)
 {
     /* Our command buffers are dispatchable objects the loader did not
@@ -84,12 +71,18 @@ void gz_vk_own_cmdbufs(gz_vk_device *dev, VkCommandBuffer *cbs, uint32_t n)
         dev->info.set_loader_data(dev->info.device, cbs[i]);
 }
 
-static bool any_family_copies(const gz_vk_device *dev)
+/* Host reads, unless the driver's wait for the whole device in them
+ * (lavapipe) asks for copies; GPUZONES_VK_READBACK forces either. */
+static gz_vk_readback choose_readback(const gz_vk_device_info *info)
 {
-    for (uint32_t i = 0; i < dev->info.family_count; i++)
-        if (gz_vk_family_mode(dev, i) == GZ_VK_QUEUE_COPY)
-            return true;
-    return false;
+    switch (gz_client_vk_readback()) {
+    case GZ_VK_READBACK_HOST:
+        return GZ_VK_READ_HOST;
+    case GZ_VK_READBACK_COPY:
+        return GZ_VK_READ_COPY;
+    default:
+        return info->driver_reads_block ? GZ_VK_READ_COPY : GZ_VK_READ_HOST;
+    }
 }
 
 gz_vk_device *gz_vk_device_new(const gz_vk_device_info *info)
@@ -118,16 +111,17 @@ gz_vk_device *gz_vk_device_new(const gz_vk_device_info *info)
     dev->info.family_valid_bits = bits;
     dev->info.family_flags = flags;
     dev->level = gz_client_level();
+    dev->readback = choose_readback(info);
     pthread_mutex_init(&dev->lock, NULL);
-
-    /* Label queries are reset and copied by our command buffers, on any
-     * graphics or compute queue: no host query reset needed. */
-    if (dev->level >= GZ_LEVEL_LABELS && any_family_copies(dev)) {
-        if (add_label_pool(dev))
-            dev->labels_ready = true;
-        else
-            gz_log("cannot create the label query pool on %s: debug-label zones are off for it",
-                   info->device_name);
+    pthread_mutex_init(&dev->use_lock, NULL);
+    if (!gz_vk_queries_init(dev)) {
+        pthread_mutex_destroy(&dev->lock);
+        pthread_mutex_destroy(&dev->use_lock);
+        free(dev);
+        free(bits);
+        free(flags);
+        gz_log("out of memory for a device context; this device is not timed");
+        return NULL;
     }
     if (!gz_vk_can_calibrate(dev))
         gz_vk_sync_prepare();
@@ -190,23 +184,38 @@ void gz_vk_device_collect(gz_vk_device *dev)
         gz_vk_queue_collect(dev->queues[i], false);
 }
 
-/* Debug-label zones that could not be timed, once per device and reason. */
+/* Zones that could not be timed, once per device, kind and reason. */
 static void report_untimed(gz_vk_device *dev)
 {
-    static const char *const why[] = {
-        [GZ_VK_UNTIMED_FAMILY] = "recorded for a queue family that can only write timestamps "
-                                 "(transfer), where the layer cannot reset and copy them",
-        [GZ_VK_UNTIMED_SIM_SECONDARY] = "recorded in SIMULTANEOUS_USE secondary command buffers "
-                                        "(they may run twice at once with nothing between)",
-        [GZ_VK_UNTIMED_POOL] = "the label query pool was exhausted or missing (command "
-                               "buffers recorded and kept without being submitted?)",
-        [GZ_VK_UNTIMED_TOO_MANY] = "more label timestamps in one command buffer execution "
-                                   "than the layer copies (512)",
+    static const char *const why[GZ_VK_UNTIMED_COUNT] = {
+        [GZ_VK_UNTIMED_FAMILY] = "recorded for a queue family without usable timestamps",
+        [GZ_VK_UNTIMED_SIMULTANEOUS] = "recorded in SIMULTANEOUS_USE command buffers (two "
+                                       "executions may run at once and would write the same "
+                                       "timestamps)",
+        [GZ_VK_UNTIMED_POOL] = "the timestamp queries were exhausted (command buffers recorded "
+                               "and kept without being submitted?)",
+        [GZ_VK_UNTIMED_TOO_MANY] = "more timestamps in one command buffer than the layer keeps "
+                                   "(65536)",
+        [GZ_VK_UNTIMED_SUSPENDED] = "between a render pass suspended at the end of one command "
+                                    "buffer and its resumption in the next, where no "
+                                    "timestamp may be written",
+        [GZ_VK_UNTIMED_MULTIVIEW] = "inside a multiview subpass with more views than the layer "
+                                    "reserves queries for (16)",
+        [GZ_VK_UNTIMED_PROTECTED] = "recorded in protected command buffers, where queries are "
+                                    "not allowed",
+        [GZ_VK_UNTIMED_REUSED] = "a command buffer without SIMULTANEOUS_USE was submitted "
+                                 "again while an earlier submission of it was still running "
+                                 "(which Vulkan does not allow); that earlier run's timestamps "
+                                 "were overwritten",
     };
-    for (uint32_t k = GZ_VK_UNTIMED_FAMILY; k <= GZ_VK_UNTIMED_TOO_MANY; k++) {
-        uint64_t n = __atomic_exchange_n(&dev->untimed_labels[k], 0, __ATOMIC_RELAXED);
+    for (uint32_t k = GZ_VK_UNTIMED_FAMILY; k < GZ_VK_UNTIMED_COUNT; k++) {
+        uint64_t n = __atomic_exchange_n(&dev->untimed[k], 0, __ATOMIC_RELAXED);
         if (n)
-            gz_log("%llu debug-label zones on %s were not timed: %s",
+            gz_log("%llu debug-label zones on %s were not timed: %s", (unsigned long long)n,
+                   dev->info.device_name, why[k]);
+        n = __atomic_exchange_n(&dev->untimed_cmdbufs[k], 0, __ATOMIC_RELAXED);
+        if (n)
+            gz_log("%llu submission and command buffer zones on %s were not timed: %s",
                    (unsigned long long)n, dev->info.device_name, why[k]);
     }
 }
@@ -222,42 +231,23 @@ void gz_vk_device_destroy(gz_vk_device *dev)
     gz_vk_calibrate(dev, true);
     for (uint32_t i = 0; i < dev->nqueues; i++) {
         gz_vk_registry_remove(dev->queues[i]);
+        /* The app's work has completed, but a driver may still be
+         * finishing the signal of our timeline semaphore that came with it
+         * (lavapipe's queue thread signals the app's fence first): our
+         * objects go only once the queue is idle. */
+        if (dev->queues[i]->ring_ready && !gz_vk_device_lost(dev))
+            dev->info.fns.QueueWaitIdle(dev->queues[i]->handle);
         gz_vk_queue_collect(dev->queues[i], true);
     }
     for (uint32_t i = 0; i < dev->nqueues; i++)
         gz_vk_queue_destroy(dev->queues[i]);
     report_untimed(dev);
-    for (uint32_t i = 0; i < dev->nlabel_pools; i++)
-        dev->info.fns.DestroyQueryPool(dev->info.device, dev->label_pools[i], NULL);
-    free(dev->free_chunks);
+    gz_vk_queries_destroy(dev);
     pthread_mutex_destroy(&dev->lock);
+    pthread_mutex_destroy(&dev->use_lock);
     free(dev->valid_bits);
     free(dev->family_flags);
     free(dev);
-}
-
-bool gz_vk_label_chunk_alloc(gz_vk_device *dev, uint32_t *chunk)
-{
-    pthread_mutex_lock(&dev->lock);
-    bool ok = dev->nfree_chunks > 0 || add_label_pool(dev);
-    if (ok)
-        *chunk = dev->free_chunks[--dev->nfree_chunks];
-    pthread_mutex_unlock(&dev->lock);
-    if (!ok) {
-        static int once;
-        gz_log_once(&once, "all %u label timestamp queries are in use (command buffers "
-                           "recorded and kept without being submitted?); further labels are "
-                           "not timed and counted as dropped",
-                    GZ_VK_LABEL_POOL_QUERIES * GZ_VK_LABEL_POOLS);
-    }
-    return ok;
-}
-
-void gz_vk_label_chunk_free(gz_vk_device *dev, uint32_t chunk)
-{
-    pthread_mutex_lock(&dev->lock);
-    dev->free_chunks[dev->nfree_chunks++] = chunk;
-    pthread_mutex_unlock(&dev->lock);
 }
 
 gz_vk_queue *gz_vk_queue_get(gz_vk_device *dev, VkQueue handle, uint32_t family, uint32_t index)

@@ -27,7 +27,8 @@ VKAPI_ATTR VkResult VKAPI_CALL gz_hook_CreateCommandPool(VkDevice device,
         return r;
     layer_pool *p = calloc(1, sizeof *p);
     if (p)
-        p->ctx = gz_vk_cmdpool_new(dev->ctx, info->queueFamilyIndex);
+        p->ctx = gz_vk_cmdpool_new(dev->ctx, info->queueFamilyIndex,
+                                   (info->flags & VK_COMMAND_POOL_CREATE_PROTECTED_BIT) != 0);
     if (!p || !p->ctx) {
         free(p);
         return r; /* its command buffers go untracked: timed, without names or labels */
@@ -97,10 +98,13 @@ VKAPI_ATTR VkResult VKAPI_CALL gz_hook_BeginCommandBuffer(VkCommandBuffer cb,
                                                           const VkCommandBufferBeginInfo *info)
 {
     layer_device *dev = gz_layer_device(cb);
-    gz_vk_cmdbuf *c = gz_vk_cmdbuf_find(cb);
+    VkResult r = dev->fns.BeginCommandBuffer(cb, info);
+    /* After the call down: the recording's commands go after its begin. A
+     * failed begin leaves the command buffer as it was. */
+    gz_vk_cmdbuf *c = r == VK_SUCCESS ? gz_vk_cmdbuf_find(cb) : NULL;
     if (c)
-        gz_vk_cmdbuf_begin(c, info->flags);
-    return dev->fns.BeginCommandBuffer(cb, info);
+        gz_vk_cmdbuf_begin(c, info);
+    return r;
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL gz_hook_EndCommandBuffer(VkCommandBuffer cb)

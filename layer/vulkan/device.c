@@ -1,6 +1,7 @@
 /* vkCreateDevice / vkDestroyDevice and queues: enables what timing needs on
  * the app's device (host query reset, calibrated timestamps) without
  * breaking the app's own feature chain, and creates the device context. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@ static const void *find_struct(const void *chain, VkStructureType type)
 
 typedef struct device_exts {
     bool host_query_reset;
+    bool timeline;
     bool calibrated_ext;
     bool calibrated_khr;
 } device_exts;
@@ -52,6 +54,7 @@ static device_exts query_extensions(layer_instance *inst, VkPhysicalDevice phys)
         for (uint32_t i = 0; i < n; i++) {
             const char *name = props[i].extensionName;
             e.host_query_reset |= !strcmp(name, VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
+            e.timeline |= !strcmp(name, VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME);
             e.calibrated_ext |= !strcmp(name, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
             e.calibrated_khr |= !strcmp(name, "VK_KHR_calibrated_timestamps");
         }
@@ -77,10 +80,13 @@ typedef struct device_plan {
     VkDeviceCreateInfo info;
     const char *exts[256];
     VkPhysicalDeviceHostQueryResetFeatures hqr; /* put first when the app has none */
+    VkPhysicalDeviceTimelineSemaphoreFeatures timeline; /* the same */
     void *copies[MAX_COPIES];                   /* our copies of the app's structures */
     uint32_t ncopies;
     bool host_query_reset;
     bool use_ext_reset; /* vkResetQueryPoolEXT rather than the 1.2 core name */
+    bool timeline_on;   /* timeline semaphores on */
+    bool use_khr_timeline; /* vkGetSemaphoreCounterValueKHR rather than the core name */
     const char *calibrated; /* extension enabled for calibration, or NULL */
 } device_plan;
 
@@ -151,47 +157,75 @@ static bool add_extension(device_plan *p, const char *name)
     return true;
 }
 
-static bool device_supports_hqr(layer_instance *inst, VkPhysicalDevice phys)
+/* Which of the features the layer uses the device has. Only asked through
+ * vkGetPhysicalDeviceFeatures2: without it (a Vulkan 1.0 instance without
+ * VK_KHR_get_physical_device_properties2) neither the features nor the
+ * extensions that bring them may be enabled. */
+typedef struct device_features {
+    bool host_query_reset, timeline;
+} device_features;
+
+static device_features query_features(layer_instance *inst, VkPhysicalDevice phys)
 {
+    device_features f = {0};
     if (!inst->has_gpdp2)
-        return true; /* cannot ask: try, and fall back if creation fails */
+        return f;
+    VkPhysicalDeviceTimelineSemaphoreFeatures ts = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
     VkPhysicalDeviceHostQueryResetFeatures hqr = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES};
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES, .pNext = &ts};
     VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
                                     .pNext = &hqr};
     inst->GetPhysicalDeviceFeatures2(phys, &f2);
-    return hqr.hostQueryReset;
+    f.host_query_reset = hqr.hostQueryReset;
+    f.timeline = ts.timelineSemaphore;
+    return f;
 }
 
-/* Turns host query reset on: in the app's own structure where it has one
- * (copied), else in one of ours put first. Returns whether it is on. */
-static bool enable_hqr(device_plan *p, const VkDeviceCreateInfo *app, bool core_hqr)
+/* A feature the layer turns on: where its VkBool32 lives in its own
+ * structure and in VkPhysicalDeviceVulkan12Features, and our structure for
+ * it, filled in, to put first in the chain. */
+typedef struct feature_ref {
+    VkStructureType own_type;
+    size_t own_offset;
+    size_t v12_offset;
+    VkBaseOutStructure *ours;
+} feature_ref;
+
+static VkBool32 *field(void *s, size_t offset)
 {
-    const VkPhysicalDeviceVulkan12Features *v12 =
-        find_struct(app->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
-    const VkPhysicalDeviceHostQueryResetFeatures *hqr =
-        find_struct(app->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES);
-    if (v12 && core_hqr) {
-        if (v12->hostQueryReset)
+    return (VkBool32 *)(void *)((char *)s + offset);
+}
+
+/* Turns a feature on: in the app's own structure where it has one (the 1.2
+ * one where the device is 1.2, else the feature's own; copied), else in
+ * ours put first. Returns whether it is on. */
+static bool enable_feature(device_plan *p, const VkDeviceCreateInfo *app, bool core,
+                           const feature_ref *f)
+{
+    const void *v12 = find_struct(app->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
+    const void *own = find_struct(app->pNext, f->own_type);
+    if (v12 && core) {
+        if (*field((void *)v12, f->v12_offset))
             return true;
-        VkPhysicalDeviceVulkan12Features *c = copy_chain_to(p, v12);
+        void *c = copy_chain_to(
+            p, find_struct(p->info.pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES));
         if (c)
-            c->hostQueryReset = VK_TRUE;
+            *field(c, f->v12_offset) = VK_TRUE;
         return c != NULL;
     }
-    if (hqr) {
-        if (hqr->hostQueryReset)
+    if (own) {
+        if (*field((void *)own, f->own_offset))
             return true;
-        VkPhysicalDeviceHostQueryResetFeatures *c = copy_chain_to(p, hqr);
+        void *c = copy_chain_to(p, find_struct(p->info.pNext, f->own_type));
         if (c)
-            c->hostQueryReset = VK_TRUE;
+            *field(c, f->own_offset) = VK_TRUE;
         return c != NULL;
     }
-    p->hqr = (VkPhysicalDeviceHostQueryResetFeatures){
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES,
-        .pNext = (void *)p->info.pNext,
-        .hostQueryReset = VK_TRUE};
-    p->info.pNext = &p->hqr;
+    if (v12)
+        return false; /* the app's 1.2 structure excludes ours, and the feature is not core here */
+    f->ours->pNext = (void *)p->info.pNext;
+    p->info.pNext = f->ours;
     return true;
 }
 
@@ -206,20 +240,42 @@ static void plan_device(device_plan *p, layer_instance *inst, VkPhysicalDevice p
         memcpy(p->exts, app->ppEnabledExtensionNames,
                app->enabledExtensionCount * sizeof(char *));
     device_exts e = query_extensions(inst, phys);
+    device_features have = query_features(inst, phys);
     uint32_t api = inst->api_version < device_api ? inst->api_version : device_api;
+    bool core = api >= VK_API_VERSION_1_2;
 
-    bool core_hqr = api >= VK_API_VERSION_1_2;
-    if ((core_hqr || e.host_query_reset) && device_supports_hqr(inst, phys)) {
-        p->use_ext_reset = !core_hqr;
-        p->host_query_reset = enable_hqr(p, app, core_hqr);
-        if (p->host_query_reset && !core_hqr)
+    if ((core || e.host_query_reset) && have.host_query_reset) {
+        p->hqr = (VkPhysicalDeviceHostQueryResetFeatures){
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES,
+            .hostQueryReset = VK_TRUE};
+        feature_ref f = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES,
+                         offsetof(VkPhysicalDeviceHostQueryResetFeatures, hostQueryReset),
+                         offsetof(VkPhysicalDeviceVulkan12Features, hostQueryReset),
+                         (VkBaseOutStructure *)&p->hqr};
+        p->use_ext_reset = !core;
+        p->host_query_reset = enable_feature(p, app, core, &f);
+        if (p->host_query_reset && !core)
             add_extension(p, VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
         if (!p->host_query_reset) {
             static int once;
             gz_log_once(&once, "the app's VkDeviceCreateInfo chain holds a structure gpuzones "
                                "does not know before its host query reset feature: left as it "
-                               "is, so transfer-only queues are not timed");
+                               "is, so transfer-only queues are not timed and the layer resets "
+                               "its queries with command buffers of its own");
         }
+    }
+    if ((core || e.timeline) && have.timeline) {
+        p->timeline = (VkPhysicalDeviceTimelineSemaphoreFeatures){
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES,
+            .timelineSemaphore = VK_TRUE};
+        feature_ref f = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES,
+                         offsetof(VkPhysicalDeviceTimelineSemaphoreFeatures, timelineSemaphore),
+                         offsetof(VkPhysicalDeviceVulkan12Features, timelineSemaphore),
+                         (VkBaseOutStructure *)&p->timeline};
+        p->use_khr_timeline = !core;
+        p->timeline_on = enable_feature(p, app, core, &f);
+        if (p->timeline_on && !core)
+            add_extension(p, VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME);
     }
     /* The application's own choice first; else the EXT name where the
      * device offers it: the same functions, and layers that predate the
@@ -304,6 +360,9 @@ static gz_vk_device *create_context(layer_device *dev, VkPhysicalDevice phys,
 #define LOAD(field, name) info.fns.field = (void *)gdpa(d, name)
     if (plan->host_query_reset)
         LOAD(ResetQueryPool, plan->use_ext_reset ? "vkResetQueryPoolEXT" : "vkResetQueryPool");
+    if (plan->timeline_on)
+        LOAD(GetSemaphoreCounterValue,
+             plan->use_khr_timeline ? "vkGetSemaphoreCounterValueKHR" : "vkGetSemaphoreCounterValue");
     if (plan->calibrated) {
         bool khr = !strcmp(plan->calibrated, "VK_KHR_calibrated_timestamps");
         LOAD(GetCalibratedTimestampsEXT,
@@ -312,6 +371,10 @@ static gz_vk_device *create_context(layer_device *dev, VkPhysicalDevice phys,
     }
 #undef LOAD
     info.host_query_reset = info.host_query_reset && info.fns.ResetQueryPool;
+    info.timeline = plan->timeline_on && info.fns.GetSemaphoreCounterValue;
+    /* lavapipe's vkGetQueryPoolResults waits for the whole device to go
+     * idle, WAIT_BIT or not: its results are copied instead. */
+    info.driver_reads_block = !strncmp(props.deviceName, "llvmpipe", 8);
     gz_vk_device *ctx = gz_vk_device_new(&info);
     free(fams);
     free(bits);

@@ -58,13 +58,19 @@ VKAPI_ATTR VkResult VKAPI_CALL gz_hook_QueueSubmit(VkQueue queue, uint32_t count
     for (uint32_t i = 0; i < count; i++)
         ncb += submits[i].commandBufferCount;
     scratch mem;
-    VkSubmitInfo *out = scratch_get(&mem, count * sizeof *out +
-                                              (2 * ncb + count) * sizeof(VkCommandBuffer) +
+    /* The batches, one more for the timeline signal, and each batch's
+     * command buffers as gz_vk_submit_batch lays them out. */
+    VkSubmitInfo *out = scratch_get(&mem, (count + 1) * sizeof *out +
+                                              (3 * ncb + count) * sizeof(VkCommandBuffer) +
                                               ncb * sizeof(gz_vk_cmdbuf *));
     const VkSubmitInfo *pass = submits;
+    uint32_t npass = count;
+    VkTimelineSemaphoreSubmitInfo signal_value;
+    VkSemaphore timeline;
+    uint64_t value;
     if (out) {
-        VkCommandBuffer *cbs = (VkCommandBuffer *)(out + count);
-        gz_vk_cmdbuf **ctx = (gz_vk_cmdbuf **)(cbs + 2 * ncb + count);
+        VkCommandBuffer *cbs = (VkCommandBuffer *)(out + count + 1);
+        gz_vk_cmdbuf **ctx = (gz_vk_cmdbuf **)(cbs + 3 * ncb + count);
         for (uint32_t i = 0; i < count; i++) {
             out[i] = submits[i];
             uint32_t n = submits[i].commandBufferCount;
@@ -76,9 +82,21 @@ VKAPI_ATTR VkResult VKAPI_CALL gz_hook_QueueSubmit(VkQueue queue, uint32_t count
             out[i].pCommandBuffers = cbs;
             cbs += out[i].commandBufferCount;
         }
+        /* The timeline signal in a batch of its own after the app's: no
+         * command buffer, no wait; it completes with the work before it. */
+        if (gz_vk_submit_timeline(s, &timeline, &value)) {
+            signal_value = (VkTimelineSemaphoreSubmitInfo){
+                .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                .signalSemaphoreValueCount = 1,
+                .pSignalSemaphoreValues = &value};
+            out[npass++] = (VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                                          .pNext = &signal_value,
+                                          .signalSemaphoreCount = 1,
+                                          .pSignalSemaphores = &timeline};
+        }
         pass = out;
     }
-    VkResult r = dev->fns.QueueSubmit(queue, count, pass, fence);
+    VkResult r = dev->fns.QueueSubmit(queue, npass, pass, fence);
     gz_vk_submit_end(s, r);
     free(mem.heap);
     gz_cpu_zone(name_id, t0, gz_host_now_ns());
@@ -99,15 +117,18 @@ static VkResult submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2 *subm
     for (uint32_t i = 0; i < count; i++)
         ncb += submits[i].commandBufferInfoCount;
     scratch mem;
-    VkSubmitInfo2 *out = scratch_get(&mem, count * sizeof *out +
-                                               (2 * ncb + count) * sizeof(VkCommandBufferSubmitInfo) +
-                                               (2 * ncb + count) * sizeof(VkCommandBuffer) +
+    size_t room = 3 * ncb + count;
+    VkSubmitInfo2 *out = scratch_get(&mem, (count + 1) * sizeof *out +
+                                               room * sizeof(VkCommandBufferSubmitInfo) +
+                                               room * sizeof(VkCommandBuffer) +
                                                2 * ncb * sizeof(void *));
     const VkSubmitInfo2 *pass = submits;
+    uint32_t npass = count;
+    VkSemaphoreSubmitInfo signal;
     if (out) {
-        VkCommandBufferSubmitInfo *infos = (VkCommandBufferSubmitInfo *)(out + count);
-        VkCommandBuffer *handles = (VkCommandBuffer *)(infos + 2 * ncb + count);
-        VkCommandBuffer *app = handles + 2 * ncb + count;
+        VkCommandBufferSubmitInfo *infos = (VkCommandBufferSubmitInfo *)(out + count + 1);
+        VkCommandBuffer *handles = (VkCommandBuffer *)(infos + room);
+        VkCommandBuffer *app = handles + room;
         gz_vk_cmdbuf **ctx = (gz_vk_cmdbuf **)(app + ncb);
         for (uint32_t i = 0; i < count; i++) {
             out[i] = submits[i];
@@ -134,9 +155,20 @@ static VkResult submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2 *subm
             infos += k;
             handles += k;
         }
+        VkSemaphore timeline;
+        uint64_t value;
+        if (gz_vk_submit_timeline(s, &timeline, &value)) {
+            signal = (VkSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+                                             .semaphore = timeline,
+                                             .value = value,
+                                             .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
+            out[npass++] = (VkSubmitInfo2){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+                                           .signalSemaphoreInfoCount = 1,
+                                           .pSignalSemaphoreInfos = &signal};
+        }
         pass = out;
     }
-    VkResult r = next(queue, count, pass, fence);
+    VkResult r = next(queue, npass, pass, fence);
     gz_vk_submit_end(s, r);
     free(mem.heap);
     gz_cpu_zone(name_id, t0, gz_host_now_ns());

@@ -1,0 +1,441 @@
+/* Recordings: the timestamps a command buffer carries inside its own
+ * commands, written as the app records it.
+ *
+ * A primary's begin timestamp goes just before its first action command
+ * (draw, dispatch, copy, barrier, render pass, …), not at
+ * vkBeginCommandBuffer: a recording whose first action resumes a render
+ * pass suspended by the command buffer before it may hold nothing before
+ * that resumption, and only the first action tells. Labels begun before
+ * that share the begin's timestamp (nothing ran between them). Its end
+ * timestamp goes at vkEndCommandBuffer, unless the recording ends with a
+ * render pass suspended. Labels in between get a timestamp each, where one
+ * may be written: not between a suspension and its resumption; in a
+ * multiview subpass one query per view, reserved together.
+ *
+ * Every timestamp is BOTTOM_OF_PIPE: it waits for the work recorded before
+ * it, so timestamps are monotonic in recording order, sibling regions never
+ * overlap, and a command buffer's zone starts when the work before it on
+ * the queue has finished. Nothing here waits on the GPU: a timestamp holds
+ * back no later command.
+ *
+ * SIMULTANEOUS_USE command buffers carry none: two executions of one may
+ * run at once, and both would write the same queries. Their command buffer
+ * zones come from the queue's brackets; their labels are not timed
+ * (counted, and said in the summary). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gz_intern.h"
+#include "gz_vk_internal.h"
+
+/* Why a recording of cb carries no label timestamps (GZ_VK_TIMED: it
+ * does), and whether it carries any timestamps at all. */
+static gz_vk_untimed untimed_reason(gz_vk_device *dev, const gz_vk_cmdbuf *cb, bool simultaneous,
+                                    gz_vk_untimed *cmdbuf_why)
+{
+    gz_vk_untimed why = GZ_VK_TIMED;
+    if (cb->protected_pool)
+        why = GZ_VK_UNTIMED_PROTECTED;
+    else if (gz_vk_family_mode(dev, cb->family) == GZ_VK_QUEUE_UNTIMED)
+        why = GZ_VK_UNTIMED_FAMILY;
+    else if (simultaneous)
+        why = GZ_VK_UNTIMED_SIMULTANEOUS;
+    *cmdbuf_why = why;
+    if (why == GZ_VK_TIMED && dev->level < GZ_LEVEL_LABELS)
+        why = GZ_VK_UNTIMED_LEVEL;
+    return why;
+}
+
+static bool render_pass_views(VkRenderPass pass, uint32_t subpass, uint32_t *mask);
+
+/* The views of the render pass a secondary continues (multiview). */
+static uint32_t inherited_views(const VkCommandBufferBeginInfo *info)
+{
+    const VkCommandBufferInheritanceInfo *inh = info->pInheritanceInfo;
+    if (!inh || !(info->flags & VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT))
+        return 0;
+    for (const VkBaseInStructure *s = inh->pNext; s; s = s->pNext)
+        if (s->sType == VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_RENDERING_INFO)
+            return ((const VkCommandBufferInheritanceRenderingInfo *)s)->viewMask;
+    uint32_t mask = 0;
+    if (inh->renderPass)
+        render_pass_views(inh->renderPass, inh->subpass, &mask);
+    return mask;
+}
+
+gz_vk_recording *gz_vk_recording_new(gz_vk_cmdbuf *cb, const VkCommandBufferBeginInfo *info)
+{
+    gz_vk_device *dev = cb->dev;
+    gz_vk_recording *rec = calloc(1, sizeof *rec);
+    if (!rec)
+        return NULL;
+    VkCommandBufferUsageFlags flags = info ? info->flags : 0;
+    rec->refs = 1;
+    rec->dev = dev;
+    rec->family = cb->family;
+    rec->secondary = cb->secondary;
+    rec->simultaneous = (flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0;
+    rec->one_time = (flags & VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT) != 0;
+    rec->untimed = untimed_reason(dev, cb, rec->simultaneous, &rec->cmdbuf_untimed);
+    rec->timed = rec->cmdbuf_untimed == GZ_VK_TIMED &&
+                 (!rec->secondary || rec->untimed == GZ_VK_TIMED);
+    rec->begin_value = rec->end_value = GZ_VK_NO_QUERY;
+    rec->first.rec = rec;
+    if (rec->secondary && info) {
+        rec->in_pass = (flags & VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT) != 0;
+        rec->view_mask = inherited_views(info);
+        rec->acted = true; /* a secondary has no begin of its own */
+    }
+    return rec;
+}
+
+void gz_vk_recording_ref(gz_vk_recording *rec)
+{
+    __atomic_add_fetch(&rec->refs, 1, __ATOMIC_ACQ_REL);
+}
+
+void gz_vk_recording_unref(gz_vk_recording *rec)
+{
+    if (!rec || __atomic_sub_fetch(&rec->refs, 1, __ATOMIC_ACQ_REL))
+        return;
+    /* No use is left unread: every command that wrote, reset or copied its
+     * queries has completed. */
+    gz_vk_device *dev = rec->dev;
+    gz_vk_qset_release(dev, &rec->set);
+    for (uint32_t i = 0; i < rec->nsecs; i++)
+        gz_vk_recording_unref(rec->secs[i]);
+    gz_vk_reset_cb_free(rec);
+    gz_vk_use_unref(rec->last); /* the recording's own reference to its newest use */
+    free(rec->first.snap);
+    free(rec->secs);
+    free(rec->sec_offset);
+    free(rec->ops);
+    free(rec);
+}
+
+static uint32_t popcount(uint32_t v)
+{
+    return (uint32_t)__builtin_popcount(v);
+}
+
+/* Writes one timestamp into cb now: its value index, or GZ_VK_NO_QUERY with
+ * the reason in *why. */
+static uint32_t write_timestamp(gz_vk_recording *rec, VkCommandBuffer cb, gz_vk_untimed *why)
+{
+    if (rec->suspended) {
+        *why = GZ_VK_UNTIMED_SUSPENDED;
+        return GZ_VK_NO_QUERY;
+    }
+    /* In a multiview subpass a timestamp writes one query per view. */
+    uint32_t n = rec->in_pass && rec->view_mask ? popcount(rec->view_mask) : 1;
+    if (n > GZ_VK_CHUNK) {
+        *why = GZ_VK_UNTIMED_MULTIVIEW;
+        return GZ_VK_NO_QUERY;
+    }
+    uint32_t value;
+    uint32_t query = gz_vk_qset_take(rec->dev, &rec->set, n, &value);
+    if (query == GZ_VK_NO_QUERY) {
+        *why = rec->set.nvalues + n > GZ_VK_MAX_VALUES ? GZ_VK_UNTIMED_TOO_MANY
+                                                       : GZ_VK_UNTIMED_POOL;
+        return GZ_VK_NO_QUERY;
+    }
+    rec->dev->info.fns.CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+                                         gz_vk_query_pool(rec->dev, query),
+                                         gz_vk_query_index(query));
+    return value;
+}
+
+/* The recording's first action: its begin, and the labels begun or ended
+ * before it, get one timestamp here, unless this action resumes a suspended
+ * render pass (nothing of ours may come before it). */
+static void first_action(gz_vk_recording *rec, VkCommandBuffer cb, bool resumes)
+{
+    rec->acted = true;
+    if (!rec->timed)
+        return;
+    gz_vk_untimed why = GZ_VK_UNTIMED_SUSPENDED;
+    uint32_t v = resumes ? GZ_VK_NO_QUERY : write_timestamp(rec, cb, &why);
+    rec->resumes = resumes;
+    rec->begin_value = v;
+    if (v == GZ_VK_NO_QUERY)
+        rec->cmdbuf_untimed = why;
+    for (uint32_t i = rec->first_pending; rec->untimed == GZ_VK_TIMED && i < rec->nops; i++) {
+        rec->ops[i].value = v;
+        if (v == GZ_VK_NO_QUERY)
+            rec->ops[i].untimed = (uint16_t)why;
+    }
+    rec->first_pending = rec->nops;
+}
+
+void gz_vk_recording_action(gz_vk_recording *rec, VkCommandBuffer cb)
+{
+    if (!rec->acted && !rec->ended)
+        first_action(rec, cb, false);
+}
+
+static gz_vk_op *push_op(gz_vk_recording *rec)
+{
+    if (rec->nops == rec->ops_cap) {
+        uint32_t cap = rec->ops_cap ? rec->ops_cap * 2 : 8;
+        gz_vk_op *ops = realloc(rec->ops, cap * sizeof *ops);
+        if (!ops)
+            return NULL;
+        rec->ops = ops;
+        rec->ops_cap = cap;
+    }
+    return &rec->ops[rec->nops++];
+}
+
+void gz_vk_recording_label(gz_vk_recording *rec, VkCommandBuffer cb, op_kind kind, uint32_t name)
+{
+    if (rec->ended)
+        return; /* not recording: the app's error, the validation layer's to report */
+    gz_vk_op *op = push_op(rec);
+    if (!op)
+        return;
+    *op = (gz_vk_op){.kind = (uint16_t)kind, .name = name, .value = GZ_VK_NO_QUERY,
+                     .untimed = (uint16_t)rec->untimed};
+    if (rec->untimed != GZ_VK_TIMED || !rec->acted)
+        return; /* untimed, or waiting for the first action's timestamp */
+    gz_vk_untimed why = GZ_VK_TIMED;
+    op->value = write_timestamp(rec, cb, &why);
+    op->untimed = (uint16_t)why;
+}
+
+/* ---- render pass instances ---------------------------------------------- */
+
+void gz_vk_recording_rendering_begin(gz_vk_recording *rec, VkCommandBuffer cb,
+                                     VkRenderingFlags flags)
+{
+    bool resumes = flags & VK_RENDERING_RESUMING_BIT;
+    if (!rec->acted)
+        first_action(rec, cb, resumes);
+}
+
+void gz_vk_recording_rendering_begun(gz_vk_recording *rec, VkRenderingFlags flags,
+                                     uint32_t view_mask)
+{
+    rec->in_pass = rec->rendering = true;
+    rec->view_mask = view_mask;
+    rec->suspended = false;
+    /* Remembered until its end: a suspending instance leaves the
+     * recording suspended. */
+    rec->suspending = (flags & VK_RENDERING_SUSPENDING_BIT) != 0;
+}
+
+void gz_vk_recording_rendering_end(gz_vk_recording *rec)
+{
+    rec->in_pass = rec->rendering = false;
+    rec->view_mask = 0;
+    rec->suspended = rec->suspending;
+    rec->suspending = false;
+}
+
+void gz_vk_recording_render_pass_begun(gz_vk_recording *rec, VkRenderPass pass)
+{
+    rec->in_pass = true;
+    rec->pass = pass;
+    rec->subpass = 0;
+    rec->view_mask = 0;
+    render_pass_views(pass, 0, &rec->view_mask);
+}
+
+void gz_vk_recording_next_subpass(gz_vk_recording *rec)
+{
+    rec->subpass++;
+    rec->view_mask = 0;
+    render_pass_views(rec->pass, rec->subpass, &rec->view_mask);
+}
+
+void gz_vk_recording_render_pass_end(gz_vk_recording *rec)
+{
+    rec->in_pass = false;
+    rec->pass = VK_NULL_HANDLE;
+    rec->view_mask = 0;
+}
+
+/* ---- secondaries ---------------------------------------------------------- */
+
+static bool add_secondary(gz_vk_recording *rec, gz_vk_recording *sec)
+{
+    if (rec->nsecs == rec->secs_cap) {
+        uint32_t cap = rec->secs_cap ? rec->secs_cap * 2 : 4;
+        gz_vk_recording **s = realloc(rec->secs, cap * sizeof *s);
+        if (!s)
+            return false;
+        rec->secs = s;
+        rec->secs_cap = cap;
+    }
+    gz_vk_recording_ref(sec);
+    rec->secs[rec->nsecs++] = sec;
+    return true;
+}
+
+void gz_vk_recording_execute(gz_vk_recording *rec, VkCommandBuffer cb,
+                             gz_vk_recording *const *secs, uint32_t n)
+{
+    if (rec->ended)
+        return;
+    gz_vk_recording_action(rec, cb);
+    for (uint32_t i = 0; i < n; i++) {
+        gz_vk_recording *src = secs[i];
+        if (!src || !__atomic_load_n(&src->ended, __ATOMIC_ACQUIRE))
+            continue; /* untracked, or executed before its end: the app's error */
+        /* A secondary that writes values is read with each execution of
+         * this primary, after the primary's own. */
+        uint32_t block = 0;
+        if (src->set.nvalues) {
+            if (!add_secondary(rec, src)) {
+                static int once;
+                gz_log_once(&once, "out of memory for a secondary command buffer's labels; "
+                                   "they are not timed");
+            } else {
+                block = rec->nsecs;
+            }
+        }
+        for (uint32_t j = 0; j < src->nops; j++) {
+            gz_vk_op *op = push_op(rec);
+            if (!op)
+                return;
+            *op = src->ops[j];
+            op->block = block;
+            if (!block && op->value != GZ_VK_NO_QUERY) {
+                op->value = GZ_VK_NO_QUERY;
+                op->untimed = GZ_VK_UNTIMED_POOL;
+            }
+        }
+    }
+}
+
+/* ---- the end ---------------------------------------------------------------- */
+
+/* The execution's layout: own values first, then each secondary's. */
+static void finish_layout(gz_vk_recording *rec)
+{
+    uint32_t at = rec->set.nvalues;
+    bool ok = true;
+    if (rec->nsecs) {
+        rec->sec_offset = malloc(rec->nsecs * sizeof *rec->sec_offset);
+        ok = rec->sec_offset != NULL;
+        for (uint32_t s = 0; ok && s < rec->nsecs; s++) {
+            rec->sec_offset[s] = at;
+            at += rec->secs[s]->set.nvalues;
+        }
+    }
+    rec->nvalues = ok ? at : rec->set.nvalues;
+    for (uint32_t i = 0; i < rec->nops; i++) {
+        gz_vk_op *op = &rec->ops[i];
+        if (op->block && op->value != GZ_VK_NO_QUERY) {
+            if (ok) {
+                op->value += rec->sec_offset[op->block - 1];
+            } else {
+                op->value = GZ_VK_NO_QUERY;
+                op->untimed = GZ_VK_UNTIMED_POOL;
+            }
+        }
+        op->block = 0;
+    }
+    if (!ok) {
+        static int once;
+        gz_log_once(&once, "out of memory for a command buffer's label layout; its "
+                           "secondaries' labels are not timed");
+    }
+}
+
+/* An unnamed command buffer's zone is named after the first label it
+ * records ("cmdbuf: Shadows"): what a user recognises. */
+static void name_after_first_label(gz_vk_recording *rec)
+{
+    for (uint32_t i = 0; i < rec->nops; i++) {
+        if (rec->ops[i].kind != OP_LABEL_BEGIN)
+            continue;
+        size_t len;
+        const char *label = gz_intern_str(rec->ops[i].name, &len);
+        char name[128];
+        int n = snprintf(name, sizeof name, "cmdbuf: %.*s", (int)(len > 100 ? 100 : len), label);
+        rec->default_name =
+            n > 0 ? gz_intern(name, (size_t)n < sizeof name ? (size_t)n : sizeof name - 1) : 0;
+        return;
+    }
+}
+
+void gz_vk_recording_end(gz_vk_recording *rec, VkCommandBuffer cb)
+{
+    gz_vk_device *dev = rec->dev;
+    if (rec->timed && !rec->secondary) {
+        if (!rec->acted)
+            first_action(rec, cb, false); /* nothing was recorded: a zone of no length */
+        gz_vk_untimed why = GZ_VK_TIMED;
+        rec->end_value = write_timestamp(rec, cb, &why);
+        if (rec->end_value == GZ_VK_NO_QUERY && rec->cmdbuf_untimed == GZ_VK_TIMED)
+            rec->cmdbuf_untimed = why;
+        /* Where results are copied, its values and its secondaries' go to
+         * host memory at its end: outside any render pass, and not after a
+         * suspension (then the worker reads the queries instead). */
+        bool any = rec->set.nvalues;
+        for (uint32_t s = 0; s < rec->nsecs; s++)
+            any |= rec->secs[s]->set.nvalues != 0;
+        if (any && !rec->suspended && gz_vk_family_readback(dev, rec->family) == GZ_VK_READ_COPY) {
+            gz_vk_qset_cmd_copy(dev, &rec->set, cb);
+            for (uint32_t s = 0; s < rec->nsecs; s++)
+                gz_vk_qset_cmd_copy(dev, &rec->secs[s]->set, cb);
+            gz_vk_cmd_results_to_host(&dev->info.fns, cb);
+            rec->copied = true;
+        }
+    }
+    finish_layout(rec);
+    name_after_first_label(rec);
+    __atomic_store_n(&rec->ended, true, __ATOMIC_RELEASE);
+}
+
+/* ---- render passes, for their views -------------------------------------- */
+
+typedef struct render_pass {
+    gz_handle_node node;
+    uint32_t subpasses;
+    uint32_t view_masks[];
+} render_pass;
+
+static gz_handle_map render_passes = GZ_HANDLE_MAP_INITIALIZER;
+
+void gz_vk_render_pass_add(gz_vk_device *dev, VkRenderPass pass, const uint32_t *view_masks,
+                           uint32_t subpasses)
+{
+    (void)dev;
+    bool any = false;
+    for (uint32_t i = 0; i < subpasses; i++)
+        any |= view_masks[i] != 0;
+    if (!any)
+        return; /* no multiview: nothing to remember */
+    render_pass *rp = malloc(sizeof *rp + subpasses * sizeof rp->view_masks[0]);
+    if (!rp) {
+        static int once;
+        gz_log_once(&once, "out of memory for a multiview render pass; timestamps inside it "
+                           "may be missing");
+        return;
+    }
+    rp->subpasses = subpasses;
+    memcpy(rp->view_masks, view_masks, subpasses * sizeof rp->view_masks[0]);
+    gz_handle_node *old = gz_handle_map_put(&render_passes, GZ_HANDLE_KEY(pass), &rp->node);
+    if (old)
+        free(gz_container_of(old, render_pass, node));
+}
+
+void gz_vk_render_pass_remove(VkRenderPass pass)
+{
+    gz_handle_node *n = pass ? gz_handle_map_remove(&render_passes, GZ_HANDLE_KEY(pass)) : NULL;
+    if (n)
+        free(gz_container_of(n, render_pass, node));
+}
+
+/* A render pass without multiview is not in the map: no views. */
+static bool render_pass_views(VkRenderPass pass, uint32_t subpass, uint32_t *mask)
+{
+    gz_handle_node *n = pass ? gz_handle_map_get(&render_passes, GZ_HANDLE_KEY(pass)) : NULL;
+    if (!n)
+        return false;
+    const render_pass *rp = gz_container_of(n, render_pass, node);
+    *mask = subpass < rp->subpasses ? rp->view_masks[subpass] : 0;
+    return true;
+}

@@ -1,0 +1,166 @@
+/* Uses of a recording's queries: every execution of a recording (and of
+ * each secondary it executes) writes the same queries, so each execution
+ * is one use, and the next use may only start once the previous one's
+ * values are out of the queries.
+ *
+ * The app may not submit a recording again while an earlier execution of
+ * it is pending (only SIMULTANEOUS_USE ones may, and those carry no
+ * queries), so when a new use begins, inside the app's vkQueueSubmit, the
+ * previous one has completed: what the worker has not read of it yet is
+ * read there and kept (a snapshot), and the queries are reset on the host
+ * for the new use. That read is the only one an app's thread makes, and
+ * only for a command buffer submitted again before the worker came by.
+ *
+ * A program that breaks that rule (the previous use's values are not all
+ * written yet) must not be broken by it: nothing is reset under work that
+ * may still write, the previous use is lost (counted and said), and the new
+ * one is kept only where the queue's order makes its values its own.
+ *
+ * The worker reads a use from the queries only while no later use has
+ * begun: it checks after its read, so a read that a later use's reset may
+ * have overtaken is replaced by that use's snapshot. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gz_vk_internal.h"
+
+void gz_vk_use_unref(gz_vk_use *use)
+{
+    if (!use || use == &use->rec->first)
+        return; /* the first use lives and dies with its recording */
+    if (__atomic_sub_fetch(&use->refs, 1, __ATOMIC_ACQ_REL))
+        return;
+    free(use->snap);
+    free(use);
+}
+
+/* Whether the layer can prove a use has completed: its queue's timeline
+ * semaphore passed its value, or a wait of the app's saw its batch
+ * complete, or its batch was read back (or never submitted). Resetting
+ * queries a command buffer is still busy with breaks some drivers
+ * (lavapipe). */
+static bool use_complete(gz_vk_device *dev, const gz_vk_use *use, const gz_vk_queue *q,
+                         uint64_t call)
+{
+    gz_vk_queue *pq = use->queue;
+    if (pq == q && use->call == call)
+        return false; /* twice in one call (the app's error): it has not even run */
+    uint64_t v = 0;
+    if (pq->timeline && !gz_vk_device_lost(dev) &&
+        dev->info.fns.GetSemaphoreCounterValue(dev->info.device, pq->timeline, &v) == VK_SUCCESS &&
+        v >= use->value)
+        return true;
+    bool done = true;
+    pthread_mutex_lock(&pq->lock);
+    for (uint32_t i = 0; pq->ring_ready && i < pq->log_count; i++) {
+        const gz_vk_record *r = gz_vk_log_at(pq, i);
+        if (r->kind == REC_BATCH && r->call == use->call) {
+            done = r->done_ns != 0;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&pq->lock);
+    return done;
+}
+
+/* Under the use lock: the previous use is over; its values, if still in
+ * the queries, are kept. Returns whether it has finished with the queries:
+ * only then may they be reset. Its values all written prove it too (the
+ * program may have waited in a way the layer does not see, a semaphore of
+ * its own), but only when the use began on reset queries: otherwise they
+ * may be an earlier use's. */
+static bool settle(gz_vk_device *dev, gz_vk_use *prev, const gz_vk_queue *q, uint64_t call)
+{
+    uint32_t state = __atomic_load_n(&prev->state, __ATOMIC_ACQUIRE);
+    bool done = use_complete(dev, prev, q, call);
+    if ((done || prev->clean) && state == USE_PENDING) {
+        gz_vk_recording *rec = prev->rec;
+        if (!prev->snap)
+            prev->snap = malloc(rec->set.nvalues * sizeof *prev->snap);
+        bool lost = false;
+        if (prev->snap && gz_vk_qset_read(dev, &rec->set, prev->copied, prev->snap, &lost)) {
+            state = USE_SNAPSHOT;
+            done = done || !(prev->queue == q && prev->call == call);
+        }
+    }
+    if (state == USE_PENDING)
+        state = USE_LOST;
+    __atomic_store_n(&prev->state, state, __ATOMIC_RELEASE);
+    return done;
+}
+
+gz_vk_use *gz_vk_use_begin(gz_vk_queue *q, gz_vk_recording *rec, uint64_t call)
+{
+    if (!rec->set.nvalues)
+        return NULL;
+    gz_vk_device *dev = rec->dev;
+    pthread_mutex_lock(&dev->use_lock);
+    uint32_t index = __atomic_load_n(&rec->uses, __ATOMIC_RELAXED);
+    gz_vk_use *prev = rec->last;
+    bool reset = index > 0, unordered = false;
+    if (prev) {
+        reset = settle(dev, prev, q, call);
+        /* Not reset under a use still running: this one's values follow the
+         * previous use's in the queue's order, or, on another queue, may
+         * mix with them. */
+        unordered = !reset && prev->queue != q;
+        rec->last = NULL;
+        gz_vk_use_unref(prev);
+    }
+    gz_vk_use *use = index ? calloc(1, sizeof *use) : &rec->first;
+    /* Published after the previous use's state: a worker that sees this
+     * count knows that state is final. */
+    __atomic_store_n(&rec->uses, index + 1, __ATOMIC_SEQ_CST);
+    if (use) {
+        *use = (gz_vk_use){.rec = rec, .refs = 2, .index = index, .queue = q, .call = call,
+                           .value = q->timeline_next, .clean = index == 0 || reset,
+                           .state = unordered ? USE_LOST : USE_PENDING};
+        rec->last = use;
+    }
+    /* The queries come reset for a first use. Later ones are reset here
+     * on devices that can (the previous use has completed), else by a
+     * command buffer of ours just before the execution; either way their
+     * copies are marked unwritten. Under the lock the worker reads them
+     * with. */
+    if (reset && dev->info.host_query_reset)
+        gz_vk_qset_reset_host(dev, &rec->set);
+    else if (reset)
+        gz_vk_qset_clear_copies(dev, &rec->set);
+    pthread_mutex_unlock(&dev->use_lock);
+    if (!use) {
+        static int once;
+        gz_log_once(&once, "out of memory for a command buffer execution's labels; they are "
+                           "not timed");
+    }
+    return use;
+}
+
+use_read gz_vk_use_read(gz_vk_use *use, uint64_t *values, bool *lost)
+{
+    gz_vk_recording *rec = use->rec;
+    uint32_t n = rec->set.nvalues;
+    uint32_t state = __atomic_load_n(&use->state, __ATOMIC_ACQUIRE);
+    bool ok = false;
+    if (state == USE_PENDING) {
+        /* A recording that may run again: its queries are read with the
+         * lock that a new use's reset takes, so that no driver sees them
+         * read and reset at once. */
+        bool again = !rec->one_time || rec->secondary;
+        if (again)
+            pthread_mutex_lock(&rec->dev->use_lock);
+        ok = gz_vk_qset_read(rec->dev, &rec->set, use->copied, values, lost);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        bool latest = __atomic_load_n(&rec->uses, __ATOMIC_SEQ_CST) <= use->index + 1;
+        if (again)
+            pthread_mutex_unlock(&rec->dev->use_lock);
+        if (latest)
+            return ok ? USE_READ_OK : USE_READ_NOT_READY;
+        /* A later use began: it settled this one before it reset anything. */
+        state = __atomic_load_n(&use->state, __ATOMIC_ACQUIRE);
+    }
+    if (state == USE_SNAPSHOT) {
+        memcpy(values, use->snap, n * sizeof *values);
+        return USE_READ_OK;
+    }
+    return USE_READ_LOST;
+}
