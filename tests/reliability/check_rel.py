@@ -48,6 +48,8 @@ SCENARIOS = {
     "tiny-queue": (["loop", "20000", "1000"], None),
     "loop": (["loop", "100000", "1000"], None),
     "rate": (["rate", "2000", "60"], None),
+    # A program's bug: one command buffer resubmitted while still pending.
+    "resubmit": (["resubmit", "4000", "100"], None),
     "churn": (["churn", "300"], None),
     # A lower layer's callback comes back to our layer during the submit.
     "reenter": (["small"], {"GZFAULT_REENTER": "1"}),
@@ -329,6 +331,21 @@ def check(scenario, p, base, trace, said, tmp):
                 if per_device > RSS_LIMIT[0]:
                     f.append("resident memory grows by %.0f bytes a device with the layer (limit %d): "
                              "a device's state is not given back" % (per_device, RSS_LIMIT[0]))
+    elif scenario == "resubmit":
+        # Vulkan forbids it, the program runs anyway: the layer must not
+        # break it, nor reset queries the driver is still busy with, and
+        # every zone it cannot keep is counted and said, none made of
+        # another run's timestamps.
+        tot = (trace.totals() or {}).get("args", {})
+        if tot.get("zones_produced") != 3 * 4000:
+            f.append("%s zones produced, the program made 4000 submissions of a labelled command "
+                     "buffer" % tot.get("zones_produced"))
+        if tot.get("zones_dropped") and "submitted again while an earlier submission of it was " \
+                "still running" not in said:
+            f.append("zones were dropped and no gpuzones line says why: %s" % said)
+        zero = [z for z in trace.gpu_zones() if z["_dur"] <= 0]
+        if zero:
+            f.append("%d zones of no duration, e.g. %s" % (len(zero), gztrace.describe(zero[0])))
     elif scenario == "free-pending":
         expect = sorted("freed %d" % i for i in range(1, 41))
         if got != expect:

@@ -21,11 +21,18 @@
  * <command buffers>"):
  *   gz-test-rel batches N [M]     one batch of N command buffers; waits; then
  *                                 one batch of M (if given)
- *   gz-test-rel singles N         N one-buffer submits without waiting, one
- *                                 more, then vkQueueWaitIdle
- *   gz-test-rel loop N K          N submits of one buffer, a fence every K
- *   gz-test-rel rate HZ S         submits paced at HZ per second for S
+ *   gz-test-rel singles N         N + 1 one-buffer submits without waiting
+ *                                 (each its own buffer), then vkQueueWaitIdle
+ *   gz-test-rel loop N K          N one-buffer submits, a fence every K: the
+ *                                 K buffers of a ring, each submitted again
+ *                                 once the fence after it signalled
+ *   gz-test-rel rate HZ S         the same paced at HZ per second for S
  *                                 seconds, a fence every 100
+ *   gz-test-rel resubmit N K      N submits of ONE buffer, a fence every K:
+ *                                 resubmitted while it is still pending,
+ *                                 which Vulkan forbids without
+ *                                 SIMULTANEOUS_USE (a program's bug the layer
+ *                                 must survive)
  *
  *   gz-test-rel churn N           N devices one after the other, each with a
  *                                 queue, a pool and two labelled submits; every
@@ -325,28 +332,31 @@ static int mode_singles(int n)
     struct app a;
     app_open(&a, NULL);
     struct vkt_device *d = a.dev;
-    VkCommandBuffer *cbs = record_fills(d, d->pool, 1);
+    VkCommandBuffer *cbs = record_fills(d, d->pool, (uint32_t)n + 1);
     for (int i = 0; i <= n; i++)
-        VKT_CHECK(submit_n(d, cbs, 1, VK_NULL_HANDLE));
+        VKT_CHECK(submit_n(d, &cbs[i], 1, VK_NULL_HANDLE));
     VKT_CHECK(vkQueueWaitIdle(d->queue));
-    vkFreeCommandBuffers(d->device, d->pool, 1, cbs);
+    vkFreeCommandBuffers(d->device, d->pool, (uint32_t)n + 1, cbs);
     free(cbs);
     app_close(&a);
     printf("made %d %d\n", n + 1, n + 1);
     return 0;
 }
 
-/* n submits of one buffer, a fence every k; hz > 0 paces them. */
-static int submit_loop(int n, int k, int hz)
+/* n submits, a fence every k; hz > 0 paces them. ring: as many buffers as
+ * submits between fences, each submitted again only after the fence that
+ * follows it; else one buffer for all (resubmitted while pending). */
+static int submit_loop(int n, int k, int hz, bool ring)
 {
     struct app a;
     app_open(&a, NULL);
     struct vkt_device *d = a.dev;
-    VkCommandBuffer *cbs = record_fills(d, d->pool, 1);
+    uint32_t nbufs = ring ? (uint32_t)k : 1;
+    VkCommandBuffer *cbs = record_fills(d, d->pool, nbufs);
     uint64_t start = vkt_now_ns();
     for (int i = 1; i <= n; i++) {
         bool fenced = i % k == 0 || i == n;
-        VKT_CHECK(submit_n(d, cbs, 1, fenced ? d->fence : VK_NULL_HANDLE));
+        VKT_CHECK(submit_n(d, &cbs[(uint32_t)(i - 1) % nbufs], 1, fenced ? d->fence : VK_NULL_HANDLE));
         if (fenced) {
             VKT_CHECK(vkWaitForFences(d->device, 1, &d->fence, VK_TRUE, UINT64_MAX));
             VKT_CHECK(vkResetFences(d->device, 1, &d->fence));
@@ -361,7 +371,7 @@ static int submit_loop(int n, int k, int hz)
             }
         }
     }
-    vkFreeCommandBuffers(d->device, d->pool, 1, cbs);
+    vkFreeCommandBuffers(d->device, d->pool, nbufs, cbs);
     free(cbs);
     app_close(&a);
     printf("made %d %d\n", n, n);
@@ -449,11 +459,13 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "singles") && n > 0)
         return mode_singles(n);
     if (!strcmp(mode, "loop") && n > 0 && m > 0)
-        return submit_loop(n, m, 0);
+        return submit_loop(n, m, 0, true);
+    if (!strcmp(mode, "resubmit") && n > 0 && m > 0)
+        return submit_loop(n, m, 0, false);
     if (!strcmp(mode, "rate") && n > 0 && m > 0)
-        return submit_loop(n * m, 100, n);
+        return submit_loop(n * m, 100, n, true);
     fprintf(stderr, "usage: gz-test-rel submit-errors N | fork-noexec | fork-exec | "
                     "exit-threads | free-pending N | bad-names | batches N [M] | singles N | "
-                    "loop N K | rate HZ S\n");
+                    "loop N K | resubmit N K | rate HZ S\n");
     return 2;
 }

@@ -481,9 +481,8 @@ def check_wait_zone(ck, t, c):
 
 def expected_drops(truth):
     """Zones the layer must count as dropped: labels it cannot time (the
-    truth marks them absent: recorded in a SIMULTANEOUS_USE secondary, or
-    overwritten by a later execution of the same command buffer in one
-    batch). One drop each."""
+    truth marks them absent: recorded in a SIMULTANEOUS_USE command buffer,
+    which may run twice at once). One drop each."""
     return sum(1 for l in truth["labels"] if l.get("absent") and l["begin_call"] >= 0 and l["end_call"] >= 0)
 
 

@@ -134,7 +134,6 @@ struct vkt_cmd {
     bool secondary;          /* VK_COMMAND_BUFFER_LEVEL_SECONDARY */
     bool simultaneous;       /* recorded with SIMULTANEOUS_USE */
     char name[VKT_NAME_MAX]; /* its debug name ("" = none) */
-    int lose_next;           /* its next executions' labels cannot be timed (cross-queue) */
     int nops;
     struct vkt_label_op ops[VKT_MAX_OPS];
 };

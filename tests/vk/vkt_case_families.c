@@ -148,7 +148,6 @@ int case_families(const struct vkt_args *a)
     VkSemaphore gate;
     VKT_CHECK(vkCreateSemaphore(d->device, &sci, NULL, &gate));
     struct vkt_device *both[2] = {d, g1};
-    sim.lose_next = 2; /* the two executions pending at once */
     pending_on_two(&sim, both, gate);
     /* Each alone, one after the other: the other's execution has run. */
     struct vkt_batch b = {1, {&sim}};

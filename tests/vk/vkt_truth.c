@@ -3,10 +3,9 @@
  * Labels are simulated here the way the layer must resolve them: the label
  * stack belongs to the queue and command buffer label operations are replayed
  * in submission order, so a label begun in one command buffer and ended in a
- * later one is one region.  Labels recorded where the layer may leave them
- * untimed (SIMULTANEOUS_USE secondaries) or whose values another execution
- * overwrites (the same command buffer twice in one batch) are "absent": they
- * must not be in the trace, and count as dropped zones.
+ * later one is one region.  Labels recorded where the layer leaves them
+ * untimed (SIMULTANEOUS_USE command buffers, which may run twice at once) are
+ * "absent": they must not be in the trace, and count as dropped zones.
  * The truth never comes from the layer. */
 #define _GNU_SOURCE
 #include "vkt.h"
@@ -220,27 +219,16 @@ static void resolve_pending_begins(int queue, int call)
             T.labels[i].begin_call = call;
 }
 
-/* lost: a later execution of the same command buffer in the same batch
- * overwrites this one's label timestamps before they are copied. */
-static void replay_cmd_ops(int queue, int call, int batch, int index, const struct vkt_cmd *c,
-                           bool lost)
+static void replay_cmd_ops(int queue, int call, int batch, int index, const struct vkt_cmd *c)
 {
     const int exec[3] = { call, batch, index };
     for (int o = 0; o < c->nops; o++) {
-        bool absent = lost || c->ops[o].untimed;
+        bool absent = c->ops[o].untimed;
         if (c->ops[o].begin)
             label_push(queue, c->ops[o].name, call, false, absent, exec);
         else
             label_pop(queue, call, exec, absent);
     }
-}
-
-static bool again_later_in_batch(const struct vkt_batch *b, int j)
-{
-    for (int k = j + 1; k < b->ncmds; k++)
-        if (b->cmds[k] == b->cmds[j])
-            return true;
-    return false;
 }
 
 int truth_call_begin(int queue, const char *api, const char *wait, int nbatches,
@@ -263,10 +251,7 @@ int truth_call_begin(int queue, const char *api, const char *wait, int nbatches,
         tc->batches[i].ncmds = b[i].ncmds;
         for (int j = 0; j < b[i].ncmds; j++) {
             vkt_cmd_zone_name(b[i].cmds[j], j, tc->batches[i].names[j]);
-            bool lost = again_later_in_batch(&b[i], j) || b[i].cmds[j]->lose_next > 0;
-            if (b[i].cmds[j]->lose_next > 0)
-                b[i].cmds[j]->lose_next--;
-            replay_cmd_ops(queue, call, i, j, b[i].cmds[j], lost);
+            replay_cmd_ops(queue, call, i, j, b[i].cmds[j]);
         }
     }
     T.queues[queue].last_call = call;

@@ -673,7 +673,10 @@ static void record_op(struct vkt_cmd *c, bool begin, const char *name)
     if (c->nops == VKT_MAX_OPS)
         vkt_die("too many label operations in one command buffer");
     c->ops[c->nops].begin = begin;
-    c->ops[c->nops].untimed = c->secondary && c->simultaneous;
+    /* Two executions of a SIMULTANEOUS_USE command buffer may run at once
+     * and would write the same timestamps: the layer leaves its labels
+     * untimed (and counts them). */
+    c->ops[c->nops].untimed = c->simultaneous;
     snprintf(c->ops[c->nops].name, VKT_NAME_MAX, "%s", name ? name : "");
     c->nops++;
 }
