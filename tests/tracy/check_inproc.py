@@ -22,7 +22,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tracytools import csv_rows, fail, free_port, record, tools  # noqa: E402
 
-TOL_NS = 2000  # the 2 us, past the pin's stated uncertainty
+TOL_NS = 2000  # 2 us past the pin's stated uncertainty
 
 def main():
     tracy_dir, app = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else ""
