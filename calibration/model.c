@@ -12,8 +12,9 @@
  * the line before it is kept for the times before it).
  *
  * What it assumes: GPU time runs forward at a rate within ±10 % of the
- * nominal period, and that rate changes by ppm once it is known (a
- * crystal's temperature), never by a step; the counter itself may step.
+ * nominal period, and once a window has shown that rate it changes slowly
+ * (a crystal's temperature moves it by ppm; the fit allows 2000 ppm), never
+ * by a step; the counter itself may step.
  * Calibrated pairs keep coming whatever the queue does, sync points only
  * while it is idle, so while tight samples are recent they alone may show
  * a step or a change of drift, and a bound that contradicts them is wrong
