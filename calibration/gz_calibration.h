@@ -92,9 +92,9 @@ const char *gz_calib_method_name(gz_calib_method m);
  * constraint in a window of recent ones (a merely loose outlier cannot move
  * it), holds or refuses bounds that contradict the tight samples, and
  * finds steps in the GPU counter and changes of drift where the window
- * cannot agree; model_step.c places a step that only bounds show, from the
- * bounds one by one and the gaps between the zones' times, and marks the
- * times it cannot tell the side of. Constraints are kept per 10 ms bucket
+ * cannot agree; model_step.c places each step found, from the bounds one
+ * by one and the gaps between the zones' times, and marks the times it
+ * cannot tell the side of. Constraints are kept per 10 ms bucket
  * (the tightest of each side), so memory is bounded at any submit rate;
  * the lines before the last GZ_MODEL_STEPS steps are kept for zones that
  * wait to be converted. */
