@@ -1,10 +1,10 @@
 /* Clock calibration: pure math, no graphics API headers, libc only.
  *
- * GPU timestamps arrive as raw ticks with N valid bits and a period in ns
- * (a float in Vulkan). This module turns ticks into GPU nanoseconds without
- * accumulating float error, picks the best calibrated sample, and maps GPU
- * ns onto host ns through a clock model. The model is a plain offset for
- * now; drift and wrap handling are added behind the same interface. */
+ *   ticks.c   raw ticks -> GPU ns, exactly (fixed-point period)
+ *   unwrap.c  N-bit timestamps -> a monotonic count, near a prediction
+ *   sample.c  the best of a few calibrated pairs, with a bounded retry
+ *   model.c   the GPU -> host line: constraints in, window, fit, steps found
+ *   model_step.c  where a step fell, and which times it leaves in doubt */
 #ifndef GZ_CALIBRATION_H
 #define GZ_CALIBRATION_H
 
@@ -85,53 +85,19 @@ typedef enum gz_calib_method {
 const char *gz_calib_method_name(gz_calib_method m);
 
 /* The clock model: host_ns = gpu_ns + a + b * (gpu_ns - t_ref), an offset
- * and a drift (b, about 1e-6 per ppm), fitted from constraints on the offset
- * host - gpu at GPU times t:
- *   - a calibrated pair gives offset in [o - deviation, o + deviation];
- *   - a sync point (host times before and after a known GPU timestamp) and
- *     the causality bounds of every submission (GPU work starts after its
- *     submit, ends before the host saw it complete) give one side each.
- * The fit is the line that keeps the largest margin to every constraint in
- * a window of recent ones: an outlier that is merely loose (a descheduled
- * thread widening one bracket) cannot move it, and the window follows
- * slowly varying drift. When the constraints cannot all hold (a step in the
- * GPU counter, or drift that changed), the oldest are dropped until they
- * can; a large step counts as a jump. While calibrated pairs or sync
- * points keep coming (the newest within 300 ms), they alone may show a
- * step or a change of drift: a submission bound that cuts past their band
- * by more than 300 ppm of drift since the newest is refused and counted
- * (bounds_refused) where they are calibrated pairs (they come whatever the
- * queue does). Sync points come only while the queue is idle, so there
- * such a bound is held as a suspect: a few that agree on the direction,
- * with no later bound of the other side contradicting them, are a step
- * (gz_model_add_bounds). After a step that only bounds show, the line
- * keeps its drift and sits as far from the tightest side's bounds as the
- * line before the step sat from that side's bounds (their slack), not in
- * the middle of a band that loose bounds make wide. Where a step fell is
- * read from the newest bounds one by one (the buckets know it only to
- * 10 ms) and, in busy work, from the gaps between the newest zones'
- * timestamps (gz_model_add_zone); a forward step goes only where two
- * times the model holds are at least half the step apart (the counter
- * never goes back), of those to the one the bounds agree with best, that
- * lasted longest in real time, and that leaves no zone far shorter than
- * others of its kind; and a step whose line before it no more than one
- * bound agreed with is the rest of the step before, not another. Where
- * another gap is nearly as likely, the times between it and the one chosen
- * are in doubt by the step (gz_model_doubt_ns): the data cannot tell. A
- * contradiction taken for a change of drift is a step after all when the
- * line then moves by more than a step's least. The lines before the last
- * GZ_MODEL_STEPS steps are kept for the zones that wait to be converted.
- * Drift is fitted up to GZ_MODEL_MAX_DRIFT at first, then may change by
- * 2000 ppm only: a drift that joined two samples on either side of a step
- * would hide it. The drift is the slope of the widest band where the
- * window pins the slopes it allows more closely than the drift in use was
- * pinned; else the drift in use stays, or moves only as far as the
- * constraints force it (after a step, the drift from before it holds until
- * the new window is long). A contradiction that would tilt a drift that
- * 500 ms of tight samples showed by more than 300 ppm is a step that a
- * late completion showed in part.
- * Constraints are kept per time bucket (the tightest of each side), so
- * memory is bounded at any submit rate. */
+ * and a drift, fitted to constraints on the offset host - gpu at GPU times:
+ * a calibrated pair or a sync point bounds it on both sides, a submission
+ * on one side each (its work starts after its submit, ends before the host
+ * saw it complete). model.c fits the line with the largest margin to every
+ * constraint in a window of recent ones (a merely loose outlier cannot move
+ * it), holds or refuses bounds that contradict the tight samples, and
+ * finds steps in the GPU counter and changes of drift where the window
+ * cannot agree; model_step.c places each step found, from the bounds one
+ * by one and the gaps between the zones' times, and marks the times it
+ * cannot tell the side of. Constraints are kept per 10 ms bucket
+ * (the tightest of each side), so memory is bounded at any submit rate;
+ * the lines before the last GZ_MODEL_STEPS steps are kept for zones that
+ * wait to be converted. */
 #define GZ_MODEL_BUCKETS 1024
 #define GZ_MODEL_BUCKET_NS 10000000ull /* 10 ms of GPU time */
 /* ±10 %: a timestampPeriod off by a few percent is a driver bug seen in
@@ -144,11 +110,11 @@ const char *gz_calib_method_name(gz_calib_method m);
 #define GZ_MODEL_STEPS 8     /* lines kept from before earlier steps */
 #define GZ_MODEL_ZONES 256   /* recent zones' times kept: where in busy work a step fell */
 
-/* A zone's GPU times and what work it is (the name it was given: zones of
- * one kind take a like time). */
+/* A zone's GPU times and which work it ran (zones with one work_id run
+ * like work and take a like time). */
 typedef struct gz_model_zone {
     uint64_t begin_ns, end_ns;
-    uint32_t kind;
+    uint32_t work_id;
 } gz_model_zone;
 
 /* Where the data could not tell on which side of a step GPU times lie:
@@ -273,11 +239,12 @@ void gz_model_add_pair(gz_clock_model *m, gz_calib_method method, const gz_calib
 void gz_model_add_bounds(gz_clock_model *m, uint64_t gpu_begin_ns, uint64_t host_ns_not_before,
                          uint64_t gpu_end_ns, uint64_t host_ns_not_after);
 
-/* A zone's GPU times and its kind (any id that is the same for the same
+/* A zone's GPU times and the work it ran (work_id: the same for the same
  * work, 0 for unknown): no constraint, but where in a busy queue's work a
- * step fell is read from the gaps between zones and how long zones of a
- * kind take (model.c, step_in_gap, snap_to_gap). */
-void gz_model_add_zone(gz_clock_model *m, uint64_t begin_ns, uint64_t end_ns, uint32_t kind);
+ * step fell is read from the gaps between zones, and a step is not put
+ * where it would leave a zone far shorter than others of its work_id
+ * (model_step.c). */
+void gz_model_add_zone(gz_clock_model *m, uint64_t begin_ns, uint64_t end_ns, uint32_t work_id);
 
 /* Refits if constraints arrived since the last fit. Cost: about 60 passes
  * over the window. */

@@ -1,10 +1,30 @@
-/* The GPU → host clock model: a windowed, largest-margin line through the
- * offset constraints (see gz_calibration.h). */
+/* The GPU → host clock model's line: constraints in, a window of them, the
+ * fit, and the conversions both ways (gz_calibration.h gives the map).
+ *
+ * Every constraint bounds the offset host - gpu at one GPU time: a
+ * calibrated pair or a sync point on both sides, a submission on one side
+ * each. The line is the one with the largest margin to every constraint in
+ * a window of recent ones, kept per 10 ms bucket; a loose constraint (a
+ * descheduled thread, a late completion) cannot move it, and the window
+ * follows slowly varying drift. Where the window cannot agree on any line
+ * the clock changed: the oldest buckets go until it can, and a large
+ * contradiction is a step in the GPU counter (model_step.c then places it;
+ * the line before it is kept for the times before it).
+ *
+ * What it assumes: GPU time runs forward at a rate within ±10 % of the
+ * nominal period, and once a window has shown that rate it changes slowly
+ * (a crystal's temperature moves it by ppm; the fit allows 2000 ppm), never
+ * by a step; the counter itself may step.
+ * Calibrated pairs keep coming whatever the queue does, sync points only
+ * while it is idle, so while tight samples are recent they alone may show
+ * a step or a change of drift, and a bound that contradicts them is wrong
+ * (calibrated) or held until others confirm it (sync points). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gz_calibration.h"
+#include "gz_model_internal.h"
 
 #define MAX_DRIFT GZ_MODEL_MAX_DRIFT
 #define MAX_DRIFT_CHANGE 2e-3 /* ±2000 ppm from the drift a window showed */
@@ -14,7 +34,6 @@
 #define INITIAL_SPREAD 1e-4 /* 100 ppm */
 #define TILT_STEP 3e-4 /* a change of a firm drift beyond this is a step seen in part */
 #define FEASIBLE_SLACK 1.0       /* ns of rounding a fit may miss a constraint by */
-#define JUMP_NS 200000.0 /* a contradiction larger than this is a step (real ones are ms) */
 #define SEARCH_STEPS 50
 #define REFIT_SPAN 1e8 /* 100 ms */
 #define TRACK_DRIFT 3e-4 /* how fast the line may part from the clock after a tight sample */
@@ -28,14 +47,9 @@ void gz_model_init(gz_clock_model *m)
     memset(m, 0, sizeof *m);
     /* Until a window pins the drift to this, it changes only when forced:
      * a few sync points 100 ms apart allow hundreds of ppm, and the widest
-     * band among those put a clock with no drift at -2000 ppm. */
+     * band among those can put a clock with no drift at -2000 ppm. */
     m->slope_spread = INITIAL_SPREAD;
     m->method = GZ_CALIB_NONE;
-}
-
-static double rel(const gz_clock_model *m, uint64_t gpu_ns)
-{
-    return (double)(int64_t)(gpu_ns - m->t_ref);
 }
 
 static gz_model_bucket *bucket_at(gz_clock_model *m, uint32_t i)
@@ -87,10 +101,10 @@ static bool binding(const gz_clock_model *m, double t, double v, bool lower)
 
 /* A time that came after the step that began the window, older than the
  * window (see window_from): a completion seen late from before the step
- * sent the line after it 2 ms back (a second, false step). */
+ * would send the line after it 2 ms back (a second, false step). */
 static bool before_window(const gz_clock_model *m, uint64_t gpu_ns)
 {
-    return m->has_before_step && rel(m, gpu_ns) < m->window_from;
+    return m->has_before_step && gz_model_rel(m, gpu_ns) < m->window_from;
 }
 
 static void add_lo(gz_clock_model *m, uint64_t gpu_ns, double lo, gz_calib_method method)
@@ -98,7 +112,7 @@ static void add_lo(gz_clock_model *m, uint64_t gpu_ns, double lo, gz_calib_metho
     if (before_window(m, gpu_ns))
         return;
     gz_model_bucket *b = bucket_for(m, gpu_ns);
-    double t = rel(m, gpu_ns);
+    double t = gz_model_rel(m, gpu_ns);
     if (!b->has_lo || lo > b->lo) {
         b->lo = lo;
         b->lo_t = t;
@@ -116,7 +130,7 @@ static void add_hi(gz_clock_model *m, uint64_t gpu_ns, double hi, gz_calib_metho
     if (before_window(m, gpu_ns))
         return;
     gz_model_bucket *b = bucket_for(m, gpu_ns);
-    double t = rel(m, gpu_ns);
+    double t = gz_model_rel(m, gpu_ns);
     if (!b->has_hi || hi < b->hi) {
         b->hi = hi;
         b->hi_t = t;
@@ -143,20 +157,19 @@ static double offset_of(gz_clock_model *m, uint64_t host_ns, uint64_t gpu_ns)
 
 /* A time from before the newest the last step was placed with, near it and
  * after the step before it: that step is placed again (gz_model_fit). A
- * sync point from after a step came before the completions of the 18 ms of
- * work ahead of it, and the step, placed in the middle of that work with
- * nothing known of it, stayed there: 25 zones 2 ms wrong. */
-#define REPLACE_SPAN 1e8 /* 100 ms: the longest host stall that hides completions */
-#define RESIZE_NS JUMP_NS /* a step's size that changed by this is placed again */
+ * sync point from after a step can come before the completions of the work
+ * ahead of it (18 ms of it in a busy queue); the step, first placed with
+ * nothing known of that work, must move once its completions arrive, or
+ * every zone of it is a step (2 ms) off. */
 static void note_late(gz_clock_model *m, uint64_t gpu_ns)
 {
-    double t = rel(m, gpu_ns), since = m->nolder ? m->older[0].t : -INFINITY;
-    if (m->has_before_step && t > since && t < m->placed_upto && fabs(t - m->step_t) < REPLACE_SPAN)
+    double t = gz_model_rel(m, gpu_ns), since = m->nolder ? m->older[0].t : -INFINITY;
+    if (m->has_before_step && t > since && t < m->placed_upto && fabs(t - m->step_t) < GZ_MODEL_REPLACE_SPAN)
         m->replace_step = true;
 }
 
 /* The newest bounds one by one (the buckets keep only the tightest of 10
- * ms): where exactly a step fell (refine_step). */
+ * ms): where exactly a step fell (gz_model_place_step). */
 static void note_recent(gz_clock_model *m, uint64_t gpu_ns, double v, bool lower, bool pair)
 {
     note_late(m, gpu_ns);
@@ -198,10 +211,10 @@ static void resolve_suspects(gz_clock_model *m, double t, double lo, double hi)
         return;
     double line = m->suspect_a + m->suspect_b * t; /* the line they contradicted */
     bool down = !m->suspects[0].lower;
-    double least = fabs(m->suspects[0].cut), first = rel(m, m->suspects[0].gpu_ns);
+    double least = fabs(m->suspects[0].cut), first = gz_model_rel(m, m->suspects[0].gpu_ns);
     for (uint32_t i = 1; i < m->nsuspects; i++) {
         least = fmin(least, fabs(m->suspects[i].cut));
-        first = fmin(first, rel(m, m->suspects[i].gpu_ns));
+        first = fmin(first, gz_model_rel(m, m->suspects[i].gpu_ns));
     }
     /* The step, if any, lies before the first suspect: what is known of
      * earlier times says nothing about it. */
@@ -225,8 +238,8 @@ static void note_slack(gz_clock_model *m, double t, double v, bool lower)
     double slack = lower ? line - v : v - line;
     /* A bound that cuts into the line is news of a step or of drift (past
      * the tight samples' horizon bounds are taken as they come), not a
-     * measure of how close bounds come: one from just after a step once
-     * made this -1.9 ms, and the line after the step 1.9 ms off. */
+     * measure of how close bounds come: one from just after a 2 ms step
+     * would make this -1.9 ms, and the line after the step 1.9 ms off. */
     if (slack < -(double)m->deviation_ns - FEASIBLE_SLACK)
         return;
     m->slack[side][m->slack_next[side]] = fmax(slack, 0);
@@ -241,14 +254,14 @@ void gz_model_add_pair(gz_clock_model *m, gz_calib_method method, const gz_calib
         return;
     double o = offset_of(m, p->host_ns, p->gpu_ns);
     double d = (double)p->deviation_ns;
-    resolve_suspects(m, rel(m, p->gpu_ns), o - d, o + d);
+    resolve_suspects(m, gz_model_rel(m, p->gpu_ns), o - d, o + d);
     note_recent(m, p->gpu_ns, o - d, true, true);
     note_recent(m, p->gpu_ns, o + d, false, true);
     /* A sync point's middle is biased by whatever part of the bracket is
      * submission latency: it enters as the two bounds it is. */
     add_lo(m, p->gpu_ns, o - d, method);
     add_hi(m, p->gpu_ns, o + d, method);
-    double t = rel(m, p->gpu_ns);
+    double t = gz_model_rel(m, p->gpu_ns);
     if (!m->has_tight || t > m->tight_t)
         m->tight_t = t;
     m->has_tight = true;
@@ -259,24 +272,24 @@ void gz_model_add_pair(gz_clock_model *m, gz_calib_method method, const gz_calib
 
 /* Whether a bound contradicts the band of the tight samples (calibrated
  * pairs or sync points, one every 100 ms): then the bound is wrong, not the
- * clock. A bound's GPU value was unwrapped from a host time, and a
- * submission that started most of a wrap after its submit (a loaded
+ * clock. A bound's GPU value is unwrapped from a host time, and a
+ * submission that starts most of a wrap after its submit (a loaded
  * machine and a counter that wraps every few tens of ms) lands in the
- * wrong wrap; taken for a step, it once moved the line under a zone by
- * 1.8 ms. After a real step the first bound may contradict the line by far
- * less than a step (the CPU saw the work complete nearly a step late);
- * taken for drift, it once tilted the line under the zones before the step
- * by 140 us. Only a tight sample can show a step or a change of drift; the
- * line may part from the clock by TRACK_DRIFT since the newest one, and
- * the zones wait a second for the next. That holds while tight samples
- * keep coming: OpenCL sync points come only with the application's
- * enqueues that return quickly, and a second without one left a 500 ppm
- * drift (cl-fault-drift) to bounds that were all refused, so a zone ended
- * 600 us after the CPU saw it complete. Past TIGHT_HORIZON from the
+ * wrong wrap: taken for a step, it would move the line under a zone by
+ * ms. After a real step the first bound may contradict the line by far
+ * less than a step (the CPU saw the work complete nearly a step late):
+ * taken for drift, it would tilt the line under the zones before the step
+ * (by 140 us on lavapipe). Only a tight sample can show a step or a change
+ * of drift; the line may part from the clock by TRACK_DRIFT since the
+ * newest one, and the zones wait a second for the next. That holds while
+ * tight samples keep coming: OpenCL sync points come only with the
+ * application's enqueues that return quickly, and a second without one
+ * would leave a 500 ppm drift to bounds that are all refused (a zone would
+ * end 600 us after the CPU saw it complete). Past TIGHT_HORIZON from the
  * newest tight sample, the bounds are what there is. */
 /* Sync points, though, come only while the queue is idle: an app that
  * keeps it busy leaves a step to bounds for as long as it does, and every
- * zone meanwhile would be off by the step (issue 18). There a bound that
+ * zone meanwhile would be off by the step. There a bound that
  * contradicts the band is held as a suspect. A step moves every bound
  * after it one way: CONFIRM_SUSPECTS suspects cutting the same way, with
  * no bound of the other side between them holding the line (see
@@ -290,11 +303,11 @@ static bool refuse_bound(gz_clock_model *m, uint64_t gpu_ns, double v, bool lowe
     if (!m->fitted || !m->has_tight || !m->fit_lo || !m->fit_hi ||
         (m->method != GZ_CALIB_CALIBRATED && m->method != GZ_CALIB_SYNC_POINT))
         return false;
-    double t = rel(m, gpu_ns);
+    double t = gz_model_rel(m, gpu_ns);
     if (fabs(t - m->tight_t) > TIGHT_HORIZON)
         return false;
     double edge = (double)m->deviation_ns +
-                  fmin(JUMP_NS, FEASIBLE_SLACK + TRACK_DRIFT * fabs(t - m->tight_t));
+                  fmin(GZ_MODEL_JUMP_NS, FEASIBLE_SLACK + TRACK_DRIFT * fabs(t - m->tight_t));
     double line = m->a + m->b * t;
     if (lower ? v <= line + edge : v >= line - edge)
         return false;
@@ -323,8 +336,8 @@ void gz_model_add_bounds(gz_clock_model *m, uint64_t gpu_begin_ns, uint64_t host
     if (host_ns_not_before) {
         double lo = offset_of(m, host_ns_not_before, gpu_begin_ns);
         if (!refuse_bound(m, gpu_begin_ns, lo, true)) {
-            resolve_suspects(m, rel(m, gpu_begin_ns), lo, INFINITY);
-            note_slack(m, rel(m, gpu_begin_ns), lo, true);
+            resolve_suspects(m, gz_model_rel(m, gpu_begin_ns), lo, INFINITY);
+            note_slack(m, gz_model_rel(m, gpu_begin_ns), lo, true);
             note_recent(m, gpu_begin_ns, lo, true, false);
             add_lo(m, gpu_begin_ns, lo, GZ_CALIB_BOUNDS);
         }
@@ -332,8 +345,8 @@ void gz_model_add_bounds(gz_clock_model *m, uint64_t gpu_begin_ns, uint64_t host
     if (host_ns_not_after) {
         double hi = offset_of(m, host_ns_not_after, gpu_end_ns);
         if (!refuse_bound(m, gpu_end_ns, hi, false)) {
-            resolve_suspects(m, rel(m, gpu_end_ns), -INFINITY, hi);
-            note_slack(m, rel(m, gpu_end_ns), hi, false);
+            resolve_suspects(m, gz_model_rel(m, gpu_end_ns), -INFINITY, hi);
+            note_slack(m, gz_model_rel(m, gpu_end_ns), hi, false);
             note_recent(m, gpu_end_ns, hi, false, false);
             add_hi(m, gpu_end_ns, hi, GZ_CALIB_BOUNDS);
         }
@@ -477,12 +490,12 @@ static double best_slope(const gz_clock_model *m, double *spread)
         return widest; /* a contradiction (a step): gz_model_fit sees it */
     /* The slope of the widest band, where the window pins the slopes it
      * allows more closely than the slope in use was pinned: a slope that
-     * merely stayed inside the band sat at its edge, 46 ppm off over the
-     * first 1.5 s on lavapipe, and each step kept it (zones 50 us off).
-     * Where it pins them less closely (the short window after a step, sync
-     * points 1 ms wide), the slope in use, or the nearest one the window
-     * allows: the widest band of 600 ms after a step was 100 ppm off where
-     * the slope from before it was 13 ppm. */
+     * merely stays inside the band sits at its edge (on lavapipe 46 ppm
+     * off over the first 1.5 s, zones 50 us off a second later), and each
+     * step would keep it. Where it pins them less closely (the short
+     * window after a step, sync points 1 ms wide), the slope in use, or
+     * the nearest one the window allows: the widest band of 600 ms after a
+     * step can be 100 ppm off where the slope from before it is 13 ppm. */
     double f_lo = band_edge(m, widest, lo), f_hi = band_edge(m, widest, hi);
     bool pinned = f_lo > lo && f_hi < hi; /* else the widest band is at a limit */
     if (pinned && (f_hi - f_lo) / 2 < slope_spread(m)) {
@@ -504,547 +517,14 @@ static gz_calib_method best_method(const gz_clock_model *m)
     return GZ_CALIB_NONE;
 }
 
-/* Where exactly a step fell. The buckets place it only to their 10 ms, and
- * a zone between is off by the whole step; the newest bounds one by one
- * place it to a submission. Each bound since the step before is evidence:
- * one that a line breaks proves the time was on the other side of the
- * step; one that both lines meet weighs the log of the odds of its
- * latency under each (latency_odds), so a bound that is a step from the
- * one line and as close to the other as bounds usually come counts, and
- * one that a stall left far from both hardly does. The step goes where
- * the evidence agrees best: a proof outweighs any number of likelihoods,
- * so a bound now and then that is far looser than usual moves nothing. */
-#define PROOF_WEIGHT 1e6
-static int by_value(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
 
-static int by_time(const void *x, const void *y)
-{
-    double a = ((const double *)x)[0], b = ((const double *)y)[0];
-    return a < b ? -1 : a > b;
-}
-
-/* The median slack of one side's recent bounds (INFINITY without any). */
-static double median_slack(const gz_clock_model *m, int side)
-{
-    uint32_t n = m->nslack[side];
-    if (!n)
-        return INFINITY;
-    double v[GZ_MODEL_SLACKS];
-    memcpy(v, m->slack[side], n * sizeof v[0]);
-    qsort(v, n, sizeof v[0], by_value);
-    return v[n / 2];
-}
-
-void gz_model_add_zone(gz_clock_model *m, uint64_t begin_ns, uint64_t end_ns, uint32_t kind)
+void gz_model_add_zone(gz_clock_model *m, uint64_t begin_ns, uint64_t end_ns, uint32_t work_id)
 {
     note_late(m, begin_ns);
-    m->zones[m->zone_next] = (gz_model_zone){begin_ns, end_ns, kind};
+    m->zones[m->zone_next] = (gz_model_zone){begin_ns, end_ns, work_id};
     m->zone_next = (m->zone_next + 1) % GZ_MODEL_ZONES;
     if (m->nzones < GZ_MODEL_ZONES)
         m->nzones++;
-}
-
-/* Where in a busy queue a forward step fell, from the work's own times.
- * Work on one queue runs in order and back to back while more is queued:
- * between one timestamp and the next there is either a zone's own work
- * (its begin, then its end) or a gap of a few us (the next command, or the
- * next submission, which was submitted before the one ahead ended). A step
- * makes one such gap longer by the step: there it fell. The bounds cannot
- * say so when they are loose; the middle between them sent zones a step
- * wrong, across a real idle of ms nearby (a host that did not submit in
- * time) or inside a long submission (issue 18). Marks: submissions'
- * begins (lower bounds: v + t is the submit's host time) and ends (upper
- * bounds), and zones' begins and ends. Returns the middle of the gap in
- * [from, to] whose idle, were the step there, is shortest and less than
- * half the step; NAN where no gap fits (a step in an idle queue, or inside
- * one zone's work: the bounds place it then). */
-#define GAP_SLACK 50000.0 /* ns the step's size may be misjudged by */
-enum { MARK_SUBMIT, MARK_DONE, MARK_BEGIN, MARK_END };
-typedef struct gz_mark {
-    double t, v;
-    int kind;
-} gz_mark;
-
-static int mark_by_time(const void *x, const void *y)
-{
-    const gz_mark *a = x, *b = y;
-    return a->t < b->t ? -1 : a->t > b->t;
-}
-
-static double step_in_gap(const gz_clock_model *m, double since, double from, double to)
-{
-    gz_mark x[GZ_MODEL_RECENT + 2 * GZ_MODEL_ZONES];
-    uint32_t n = 0;
-    double zones_from = INFINITY; /* the oldest zone kept: gaps before it may hide work */
-    for (uint32_t i = 0; i < m->nrecent; i++) {
-        double t = rel(m, m->recent[i].gpu_ns);
-        if (t > since)
-            x[n++] = (gz_mark){t, m->recent[i].v, m->recent[i].lower ? MARK_SUBMIT : MARK_DONE};
-    }
-    for (uint32_t i = 0; i < m->nzones; i++) {
-        double b = rel(m, m->zones[i].begin_ns), e = rel(m, m->zones[i].end_ns);
-        zones_from = fmin(zones_from, b);
-        if (e > since) {
-            x[n++] = (gz_mark){b, 0, MARK_BEGIN};
-            x[n++] = (gz_mark){e, 0, MARK_END};
-        }
-    }
-    qsort(x, n, sizeof x[0], mark_by_time);
-    double best = NAN, best_idle = INFINITY;
-    bool inside = false; /* between a submission's begin and its end */
-    for (uint32_t i = 0; i + 1 < n; i++) {
-        if (x[i].kind == MARK_SUBMIT)
-            inside = true;
-        else if (x[i].kind == MARK_DONE)
-            inside = false;
-        double t1 = x[i].t, t2 = x[i + 1].t;
-        if (t1 < from || t2 > to || t1 < zones_from)
-            continue;
-        /* A begin, then an end: work (zones nest; two zones with the same
-         * times, a submission's and its command buffer's, may sort either
-         * way). A step there splits a zone. */
-        if ((x[i].kind == MARK_SUBMIT || x[i].kind == MARK_BEGIN) &&
-            (x[i + 1].kind == MARK_DONE || x[i + 1].kind == MARK_END))
-            continue;
-        double before = m->before_step_a + m->before_step_b * t1;
-        double step = before - (m->a + m->b * t2); /* forward: the offset falls */
-        double idle = t2 - t1 - step;
-        if (step < 2 * GAP_SLACK || idle <= -GAP_SLACK || idle >= step / 2 ||
-            fabs(idle) >= best_idle)
-            continue;
-        if (!inside) {
-            /* Between submissions: only where the next was submitted
-             * before this one ended (host times by the line before the
-             * step, which holds there if the step is in this gap). */
-            uint32_t k = i + 1;
-            while (k < n && x[k].kind != MARK_SUBMIT && x[k].t - t2 < GAP_SLACK)
-                k++;
-            if (k == n || x[k].kind != MARK_SUBMIT || x[k].v + x[k].t >= before + t1)
-                continue;
-        }
-        best_idle = fabs(idle);
-        best = (t1 + t2) / 2;
-    }
-    return best;
-}
-
-/* How much less likely a step is in the GPU-time gap [t1, t2] for what it
- * would make of the zones around the gap (log odds, <= 0): a zone that a
- * step inside would leave at less than half the shortest of its kind
- * (others of it, at least KIND_SEEN of them, in the ring) ran work it
- * never runs that fast, so the step is not in it (a label of 2.9 ms in
- * each of 40 submissions: a step inside one would leave it 0.9 ms, and
- * the real-time odds alone put it there rather than in the 90 us after
- * the label, where it fell). Work is often slower than usual (a driver
- * preempted, a host stall on lavapipe stretched 0.1 ms submissions to
- * 4 ms), never much faster: a step that leaves a zone long is no
- * evidence. */
-#define KIND_SEEN 3
-#define KIND_WEIGHT 20.0 /* odds of e^20: beaten only by proofs */
-static double kind_odds(const gz_clock_model *m, double t1, double t2, double step)
-{
-    for (uint32_t i = 0; i < m->nzones; i++) {
-        const gz_model_zone *z = &m->zones[i];
-        double b = rel(m, z->begin_ns), e = rel(m, z->end_ns);
-        if (!z->kind || b > t1 || e < t2)
-            continue;
-        double shortest = INFINITY;
-        uint32_t seen = 0;
-        for (uint32_t k = 0; k < m->nzones; k++)
-            if (k != i && m->zones[k].kind == z->kind) {
-                shortest = fmin(shortest, (double)(m->zones[k].end_ns - m->zones[k].begin_ns));
-                seen++;
-            }
-        if (seen >= KIND_SEEN && e - b - step < shortest / 2 - GAP_SLACK)
-            return -KIND_WEIGHT;
-    }
-    return 0;
-}
-
-/* Whether a gap scoring score, its middle at mid, beats the best so far
- * (best, at best_t): a higher score, or an equal one nearer the step as
- * placed (step_t). */
-static bool beats(double score, double mid, double best, double best_t, double step_t)
-{
-    return score > best || (score == best && fabs(mid - step_t) < fabs(best_t - step_t));
-}
-
-/* The step's size at its place: the line before it less the line after
- * (positive for a forward step). */
-static double step_size(const gz_clock_model *m)
-{
-    return (m->before_step_a + m->before_step_b * m->step_t) - (m->a + m->b * m->step_t);
-}
-
-/* Gaps within these log odds of the best are as good as it (odds of
- * about 3000 to 1). On lavapipe beside busy loops the evidence was wrong
- * at e^5.4 (one begin a stall made look prompt) and, on a host loaded
- * twice over, at e^7.1 (both bounds of a frame); replays of 258 recorded
- * loaded runs at 8: every step sent wrong marked, 2-9 zones in a run. */
-#define DOUBT_ODDS 8.0
-/* Where the gaps cannot be weighed again (the rings no longer hold the
- * times around the step), a doubt found before stays, and covers where the
- * step is now: a step placed again later lost its doubt this way, and a
- * zone went 1993 us wrong unmarked. */
-static void keep_doubt(gz_clock_model *m)
-{
-    gz_model_doubt *d = &m->step_doubt;
-    if (d->set) {
-        d->from = fmin(d->from, m->step_t);
-        d->to = fmax(d->to, m->step_t);
-    }
-}
-
-/* A forward step of S can only lie between two GPU times at least S apart:
- * the counter never goes back, so two times on either side of the step
- * are parted by the step plus the real time between them. Every time the
- * model holds (bounds, sync points, zones: one counter, whichever queue)
- * is a place the step is not. Where the evidence put the step into a
- * shorter gap, it is wrong about which side some of it is on (a frame
- * submitted 2 ms before its work began, behind a slow sync point, looked
- * as if after the step; a completion seen late, as if before it). Each gap
- * of at least S/2 (the step's size is an estimate) is weighed by the
- * evidence that agrees with the step there, by how long it lasted in real
- * time (a step comes at any moment: it is likelier in an interval of 4 ms
- * than in one of 0.2 ms, where the evidence cannot tell) and by the zones
- * around it (kind_odds); the best takes the step, the nearest of equals.
- * Zones went a whole step wrong (issue 18: 1986.7 us, and 849 us for one
- * that causality clamped; 1994 us where a host stall hid every completion
- * near the step and the nearer of two long submissions took it). Gaps
- * before the oldest time kept may hide times: none there. */
-static void snap_to_gap(gz_clock_model *m, double since, const double (*ev)[2], uint32_t n)
-{
-    double step = step_size(m);
-    if (step < 2 * GAP_SLACK)
-        return; /* backward, or too small to tell from real gaps */
-    double x[GZ_MODEL_RECENT + 2 * GZ_MODEL_ZONES];
-    uint32_t nx = 0;
-    double oldest[2] = {INFINITY, INFINITY}; /* of a ring that has wrapped */
-    for (uint32_t i = 0; i < m->nrecent; i++) {
-        double t = rel(m, m->recent[i].gpu_ns);
-        oldest[0] = fmin(oldest[0], t);
-        if (t > since)
-            x[nx++] = t;
-    }
-    for (uint32_t i = 0; i < m->nzones; i++)
-        for (int k = 0; k < 2; k++) {
-            double t = rel(m, k ? m->zones[i].end_ns : m->zones[i].begin_ns);
-            oldest[1] = fmin(oldest[1], t);
-            if (t > since)
-                x[nx++] = t;
-        }
-    double from = since; /* the rings hold every time from here on */
-    if (m->nrecent == GZ_MODEL_RECENT)
-        from = fmax(from, oldest[0]);
-    if (m->nzones == GZ_MODEL_ZONES)
-        from = fmax(from, oldest[1]);
-    if (nx < 2) {
-        keep_doubt(m);
-        return;
-    }
-    qsort(x, nx, sizeof x[0], by_value);
-    /* The gap the step is in now: where nothing is known of one side of
-     * it, it stays. */
-    uint32_t at = 0;
-    while (at < nx && x[at] <= m->step_t)
-        at++;
-    if (at == 0 || at == nx || x[at - 1] < from) {
-        keep_doubt(m);
-        return;
-    }
-    /* Each long gap: the weight of the evidence that agrees with the step
-     * there (before it for negative weights, after it for positive ones). */
-    double after = 0;
-    for (uint32_t i = 0; i < n; i++)
-        after += ev[i][1] > 0 ? ev[i][1] : 0;
-    double before = 0, best = -INFINITY, best_t = NAN;
-    /* Each long gap (x index, score before kind_odds), for the doubt. */
-    struct { uint32_t i; double score; } gap[GZ_MODEL_RECENT + 2 * GZ_MODEL_ZONES];
-    uint32_t ngaps = 0, e = 0;
-    for (uint32_t i = 0; i + 1 < nx; i++) {
-        for (; e < n && ev[e][0] <= x[i]; e++) {
-            if (ev[e][1] > 0)
-                after -= ev[e][1];
-            else
-                before -= ev[e][1];
-        }
-        if (x[i] < from || x[i + 1] - x[i] < step / 2)
-            continue;
-        double mid = (x[i] + x[i + 1]) / 2;
-        double real = fmax(x[i + 1] - x[i] - step, GAP_SLACK);
-        double score = before + after + log(real);
-        gap[ngaps].i = i;
-        gap[ngaps++].score = score;
-        if (!beats(score, mid, best, best_t, m->step_t))
-            continue;
-        score += kind_odds(m, x[i], x[i + 1], step); /* <= 0: only for one that may win */
-        if (beats(score, mid, best, best_t, m->step_t)) {
-            best = score;
-            best_t = mid;
-        }
-    }
-    if (isnan(best_t)) {
-        keep_doubt(m);
-        return;
-    }
-    m->step_t = best_t;
-    /* Gaps nearly as likely: the times between them and the one chosen may
-     * be on the other side of the step. */
-    double lo = best_t, hi = best_t;
-    for (uint32_t k = 0; k < ngaps; k++) {
-        uint32_t i = gap[k].i;
-        double mid = (x[i] + x[i + 1]) / 2;
-        if (gap[k].score < best - DOUBT_ODDS || (mid >= lo && mid <= hi))
-            continue;
-        if (gap[k].score + kind_odds(m, x[i], x[i + 1], step) >= best - DOUBT_ODDS) {
-            lo = fmin(lo, mid);
-            hi = fmax(hi, mid);
-        }
-    }
-    /* A doubt found before over times the rings no longer hold stays
-     * (they can no longer be weighed, and were in doubt). */
-    const gz_model_doubt *had = &m->step_doubt;
-    if (had->set && had->from < from) {
-        lo = fmin(lo, had->from);
-        hi = fmax(hi, fmin(had->to, from));
-    }
-    m->step_doubt = (gz_model_doubt){lo, hi, lo < hi};
-}
-
-/* How much likelier a bound's latency (how far it is from the clock: work
- * begun after its submit, completion seen after the work ended) is l1 than
- * l2, for a side whose latencies are typically tau: mostly about tau, now
- * and then a stall of up to STALL_NS (the host descheduled). A bound near
- * one line and a step from the other is good evidence; one a stall from
- * both says next to nothing (a completion seen 2.3 ms or 4.3 ms late: a
- * fixed hint for the nearer line sent a step a whole step wrong as often
- * as it placed one right). Past TYPICAL_SPAN times tau a latency is a
- * stall, as likely as any other: the tail of an exponential made a frame's
- * completion seen 1.1 ms late 30 times likelier than 3.1 ms late, where
- * completions on lavapipe beside a busy loop come 1-4 ms late about
- * equally often (0.4-0.5 % per ms; 97 % within 0.5 ms), and the frame went
- * 2 ms wrong (issue 18). */
-#define STALL_SHARE 0.05
-#define STALL_NS 2e7 /* 20 ms */
-#define TYPICAL_SPAN 6.0
-static double latency_density(double l, double tau)
-{
-    double typical = l < TYPICAL_SPAN * tau ? (1 - STALL_SHARE) / tau * exp(-fmax(l, 0) / tau) : 0;
-    return typical + STALL_SHARE / STALL_NS;
-}
-
-static double latency_odds(double l1, double l2, double tau)
-{
-    tau = fmax(tau, 1000.0); /* no side is typically closer than 1 us */
-    return latency_density(l1, tau) / latency_density(l2, tau);
-}
-
-/* Whether work that began at GPU time t waited for the work ahead of it
- * on its queue: something ended (a zone, a submission) right before it.
- * Its begin then came when that work ended, not a latency after its
- * submit: how far it is from either line says nothing of the step (issue
- * 18: a submission queued behind one that a stalled host stretched to
- * 2.2 ms began 2.2 ms after its submit; weighed as a latency, that sent
- * the step into the work ahead, 1980 us wrong). */
-static bool queued_behind(const gz_clock_model *m, double t)
-{
-    for (uint32_t i = 0; i < m->nrecent; i++) {
-        double e = rel(m, m->recent[i].gpu_ns);
-        if (!m->recent[i].lower && e <= t && e > t - GAP_SLACK)
-            return true;
-    }
-    for (uint32_t i = 0; i < m->nzones; i++) {
-        double e = rel(m, m->zones[i].end_ns);
-        if (e <= t && e > t - GAP_SLACK)
-            return true;
-    }
-    return false;
-}
-
-/* Whether the ring of recent constraints holds every one after t. */
-static bool ring_holds_since(const gz_clock_model *m, double t)
-{
-    if (m->nrecent < GZ_MODEL_RECENT)
-        return true;
-    for (uint32_t i = 0; i < m->nrecent; i++)
-        if (rel(m, m->recent[i].gpu_ns) <= t)
-            return true;
-    return false;
-}
-
-/* How far a side's bounds typically are from the clock around the step:
- * the median slack of the recent ones since the step before, each from the
- * line on its side of the step, those within TYPICAL_GUARD of it left out
- * (their side is the question). The slacks noted as bounds came were
- * measured from the line before the step until it was found: a forward
- * step of 2 ms made every submit seem 2 ms from the clock, the odds of
- * every begin were then taken as none, and a completion seen late put a
- * step after work that began 67 us after its submit (issue 18, 2010 us).
- * Too few such bounds: the slacks noted. */
-#define TYPICAL_GUARD 1e7 /* 10 ms */
-#define TYPICAL_MIN 8
-static double typical_slack(const gz_clock_model *m, int side, double since)
-{
-    double v[GZ_MODEL_RECENT];
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < m->nrecent; i++) {
-        const gz_model_suspect *x = &m->recent[i];
-        double t = rel(m, x->gpu_ns);
-        if (x->pair || x->lower != (side == 0) || t <= since || fabs(t - m->step_t) < TYPICAL_GUARD)
-            continue;
-        double line = t < m->step_t ? m->before_step_a + m->before_step_b * t : m->a + m->b * t;
-        v[n++] = fmax(x->lower ? line - x->v : x->v - line, 0);
-    }
-    if (n < TYPICAL_MIN)
-        return median_slack(m, side);
-    qsort(v, n, sizeof v[0], by_value);
-    return v[n / 2];
-}
-
-static void refine_step(gz_clock_model *m, bool at_jump)
-{
-    double since = m->nolder ? m->older[0].t : -INFINITY;
-    m->placed_upto = m->newest_t;
-    m->replace_step = false;
-    m->placed_size = step_size(m);
-    /* A likelihood counts only from a side whose bounds are usually
-     * within a quarter of the step: in a busy queue work starts a
-     * submission or more after its submit, and a start bound from before
-     * the step can meet the line after it as closely as one from after. */
-    double typical[2] = {typical_slack(m, 0, since), typical_slack(m, 1, since)};
-    /* (t, weight): positive for "after the step", negative for "before". */
-    double ev[GZ_MODEL_RECENT][2];
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < m->nrecent; i++) {
-        const gz_model_suspect *x = &m->recent[i];
-        double t = rel(m, x->gpu_ns);
-        if (t <= since)
-            continue;
-        double before = m->before_step_a + m->before_step_b * t, after = m->a + m->b * t;
-        double step = fabs(after - before), cut = fmin(JUMP_NS, step) / 2;
-        /* How far the bound cuts into each line (positive: it breaks it). */
-        double into_before = x->lower ? x->v - before : before - x->v;
-        double into_after = x->lower ? x->v - after : after - x->v;
-        double w = 0;
-        if (into_before > cut)
-            w = PROOF_WEIGHT;
-        else if (into_after > cut)
-            w = -PROOF_WEIGHT;
-        /* No latency to weigh: a side whose bounds are far from the clock
-         * (above); a tight sample's side, its GPU time anywhere in its
-         * bracket (a sync point that a stalled host bracketed 2 ms wide, 20
-         * us inside one side by a line, outweighed the completion that
-         * proved that line wrong; issue 18, 1754 us); a begin of work that
-         * waited for the work ahead (queued_behind). */
-        else if (typical[x->lower ? 0 : 1] > step / 4 || x->pair ||
-                 (x->lower && queued_behind(m, t)))
-            w = 0;
-        else
-            w = log(latency_odds(-into_after, -into_before, typical[x->lower ? 0 : 1]));
-        if (w != 0) {
-            ev[n][0] = t;
-            ev[n++][1] = w;
-        }
-    }
-    if (!n)
-        return;
-    /* Nothing since the step before agrees with the line after it that
-     * this step ends: that line was wrong, not the clock again (the line
-     * after a step that bounds alone show is placed by how close bounds
-     * came, and one placed 0.78 ms short was the second half of a 2 ms
-     * step). One step: the line now holds from the step before, placed
-     * anew with the lines on either side of it. Only when the step is
-     * found, and the ring holds every time since the step before: placed
-     * again later, or found late, the support may have left the ring (a
-     * step found 60 ms late in a busy queue, the ring all after it, was
-     * made one with the step 1.1 s before it, and the zones of that second
-     * still waiting went 2 ms wrong). One bound is no support: the line
-     * after a step that bounds show rests on the one that came closest (a
-     * completion 1.4 ms late kept a 0.6 ms line for the 24 ms until the
-     * rest of a 2 ms step showed, and the zones there went 1.4 ms wrong). */
-    uint32_t against = 0; /* odds of e or more: weaker is no support */
-    for (uint32_t i = 0; i < n; i++)
-        against += ev[i][1] <= -1;
-    if (against < 2 && m->nolder && at_jump && ring_holds_since(m, since)) {
-        m->before_step_a = m->older[0].a;
-        m->before_step_b = m->older[0].b;
-        m->step_t = m->older[0].t;
-        m->step_doubt = m->older[0].doubt;
-        memmove(&m->older[0], &m->older[1], (GZ_MODEL_STEPS - 1) * sizeof m->older[0]);
-        m->nolder--;
-        m->jumps--;
-        refine_step(m, true);
-        return;
-    }
-    qsort(ev, n, sizeof ev[0], by_time);
-    /* Split k: evidence [0, k) before the step, [k, n) after it. */
-    double score = 0;
-    for (uint32_t i = 0; i < n; i++)
-        score += ev[i][1] > 0 ? ev[i][1] : 0; /* k = 0: every "after" agrees */
-    /* Of neighbouring splits that agree equally well (likelihoods that
-     * contradict each other), the middle one. */
-    double best = score;
-    uint32_t best_k = 0, last_k = 0;
-    for (uint32_t k = 1; k <= n; k++) {
-        score -= ev[k - 1][1]; /* it moves to the "before" side */
-        if (score > best) {
-            best = score;
-            best_k = last_k = k;
-        } else if (score == best && last_k == k - 1) {
-            last_k = k; /* the same plateau */
-        }
-    }
-    best_k = best_k + (last_k - best_k) / 2;
-    /* Between two pieces of evidence, the zones' gaps place it (a window
-     * open on one side held gaps of ms that a starved driver left in
-     * queued work, up to 100 ms before the step). */
-    double gap = best_k > 0 && best_k < n ? step_in_gap(m, since, ev[best_k - 1][0], ev[best_k][0])
-                                          : NAN;
-    if (!isnan(gap))
-        m->step_t = gap;
-    else if (best_k == 0)
-        m->step_t = fmin(m->step_t, ev[0][0]);
-    else if (best_k == n)
-        m->step_t = fmax(m->step_t, ev[n - 1][0]);
-    else {
-        /* Between the last time before the step and the first after it,
-         * the middle; but where the first after it is the end of some
-         * work, that work's zones are all after a step that came before
-         * the work began, and straddle one that came within it: the step
-         * goes between the time before it and the work's begin (the last
-         * begin in between: work on one queue runs in order). In a busy
-         * queue the work begins right after the one before it ends; the
-         * middle would send the first half of its zones through the line
-         * from before the step. */
-        double before_t = ev[best_k - 1][0], after_t = ev[best_k][0], begin = -INFINITY;
-        for (uint32_t i = 0; i < m->nrecent; i++) {
-            double t = rel(m, m->recent[i].gpu_ns);
-            if (m->recent[i].lower && t > before_t && t < after_t && t > begin)
-                begin = t;
-        }
-        /* And where the time before it is the begin of the work ahead,
-         * right before the work's begin, after the newest time known
-         * before it (the work ahead's end): the middle cut that work in
-         * two, and a step after it ended sent its end a step wrong. */
-        double last = before_t;
-        for (uint32_t i = 0; begin > -INFINITY && i < m->nrecent; i++) {
-            double t = rel(m, m->recent[i].gpu_ns);
-            if (t > last && t < begin)
-                last = t;
-        }
-        for (uint32_t i = 0; begin > -INFINITY && i < m->nzones; i++)
-            for (int k = 0; k < 2; k++) {
-                double t = rel(m, k ? m->zones[i].end_ns : m->zones[i].begin_ns);
-                if (t > last && t < begin)
-                    last = t;
-            }
-        m->step_t = (last + (begin > -INFINITY ? begin : after_t)) / 2;
-    }
-    snap_to_gap(m, since, ev, n);
 }
 
 /* Records a step at GPU time t, the line (a, b) holding before it. Zones
@@ -1063,7 +543,7 @@ static void push_step(gz_clock_model *m, double t, double a, double b)
     m->before_step_b = b;
     m->step_t = t;
     m->step_doubt = (gz_model_doubt){0};
-    m->placed_size = step_size(m);
+    m->placed_size = gz_model_step_size(m);
     m->jumps++;
 }
 
@@ -1091,12 +571,11 @@ static uint32_t drop_until_agree(gz_clock_model *m, uint32_t head, uint32_t coun
 /* The line after a step comes from the times after it: every window time
  * older than the step as placed, or than the end of the gaps it may be in
  * (its doubt), is dropped. drop_until_agree keeps every older bucket that
- * agrees with some slope, and one that a later placement put before the
- * step tilted the line after it (issue 18: a submit bound from 40 ms
- * before a step, in doubt, held the line after it at 293 ppm against the
- * 1003 ppm known before, and its zones went up to 72 us wrong). Any bucket
- * may hold such a time: one that came late, its own bucket gone, went to
- * the newest. The newest keeps one side at least. Returns whether any time
+ * agrees with some slope, and one that a later placement puts before the
+ * step tilts the line after it (a submit bound from 40 ms before a step,
+ * in doubt, can hold that line at 293 ppm where the drift is 1003 ppm:
+ * zones up to 72 us off). Any bucket may hold such a time: one that comes
+ * late, its own bucket gone, goes to the newest. The newest keeps one side at least. Returns whether any time
  * was dropped. */
 static bool drop_before_step(gz_clock_model *m)
 {
@@ -1127,26 +606,12 @@ static bool drop_before_step(gz_clock_model *m)
     return dropped;
 }
 
-/* Whether the step should be placed again because its size has changed
- * since: which bounds prove a side and which gaps are long enough depend
- * on it (a step first seen as 3.1 ms, placed after a 2.4 ms gap that a
- * bound then seemed to rule out, stayed there once it was 2 ms: a zone
- * 2018 us wrong). Checked right after the refit that changed it, before
- * zones are converted; only while the ring still holds the times around
- * the step. */
-static bool resized(const gz_clock_model *m)
-{
-    return m->has_before_step && fabs(step_size(m) - m->placed_size) > RESIZE_NS &&
-           m->newest_t - m->step_t < REPLACE_SPAN &&
-           ring_holds_since(m, m->step_t - REPLACE_SPAN / 10);
-}
-
 /* One fit of the window; returns whether a step placed after it dropped
  * times the fit rested on (drop_before_step). */
 static bool fit_window(gz_clock_model *m)
 {
     if (m->replace_step) {
-        refine_step(m, false);
+        gz_model_place_step(m, false);
         drop_before_step(m);
     }
     /* Refit for binding constraints, and at least every REFIT_SPAN of GPU
@@ -1174,15 +639,15 @@ static bool fit_window(gz_clock_model *m)
         /* A drift that 500 ms of tight samples showed changes by ppm: a
          * contradiction that the rest of the window meets only with the
          * line tilted by more than TILT_STEP is a step that a late
-         * completion showed in part (the line tilted by 460 ppm over the
-         * 200 ms before a 2 ms step, and the zones of the second before it
-         * went up to 427 us late). The drift stays, and the line after the
+         * completion showed in part (tilted, the line would turn by 460 ppm
+         * over the 200 ms before a 2 ms step, and the zones of the second
+         * before it would be up to 427 us late). The drift stays, and the line after the
          * step comes from the constraints after it; the rest of the step
-         * shows soon, and refine_step makes the two one. */
+         * shows soon, and gz_model_place_step makes the two one. */
         bool firm = m->slope_known && tight_span(m) >= FIRM_SPAN;
         uint32_t lo = drop_until_agree(m, head, count, NAN);
         bool tilted = false;
-        if (firm && contradiction <= JUMP_NS && !step_pending &&
+        if (firm && contradiction <= GZ_MODEL_JUMP_NS && !step_pending &&
             fabs(best_slope(m, NULL) - m->b) > TILT_STEP) {
             lo = drop_until_agree(m, head, count, m->b);
             tilted = true;
@@ -1205,13 +670,13 @@ static bool fit_window(gz_clock_model *m)
             else
                 first->has_hi = false;
         }
-        if ((contradiction > JUMP_NS || step_pending || tilted) && m->fitted) {
+        if ((contradiction > GZ_MODEL_JUMP_NS || step_pending || tilted) && m->fitted) {
             /* A step: the line so far still holds before it. The step lies
              * after the newest dropped constraint (it contradicts what came
              * later) and before the oldest kept one that contradicts the
              * line so far; kept constraints loose enough to agree with both
              * lines say nothing about when it happened. */
-            double after_t = INFINITY, cut = fmin(JUMP_NS, contradiction) / 2;
+            double after_t = INFINITY, cut = fmin(GZ_MODEL_JUMP_NS, contradiction) / 2;
             for (uint32_t i = 0; i < m->count && after_t == INFINITY; i++) {
                 const gz_model_bucket *b = bucket_at(m, i);
                 if (b->has_lo && b->lo > m->a + m->b * b->lo_t + cut)
@@ -1274,18 +739,18 @@ static bool fit_window(gz_clock_model *m)
     /* A contradiction too small to be a step dropped the history the line
      * rested on, as a change of drift: where the line since has moved by
      * more than a step's least at the time of the drop, it was the first
-     * part of a step, seen late in full (issue 18: a 2 ms step first
-     * showed as 112 us; the line then moved by the rest with nothing in the
-     * window to contradict, no step was recorded, and the zones of the
-     * 700 ms before it that waited to be converted went 2 ms wrong). */
+     * part of a step, seen late in full (a 2 ms step can first show as
+     * 112 us and the line then move by the rest with nothing left in the
+     * window to contradict it; unrecorded, the step would put the zones
+     * still waiting to be converted, up to a second of them, 2 ms off). */
     if (m->jumps != jumps) {
         m->has_dropped = false;
     } else if (m->has_dropped) {
         double t = m->dropped.t;
-        if (fabs(a + slope * t - (m->dropped.a + m->dropped.b * t)) > JUMP_NS) {
+        if (fabs(a + slope * t - (m->dropped.a + m->dropped.b * t)) > GZ_MODEL_JUMP_NS) {
             push_step(m, t, m->dropped.a, m->dropped.b);
             m->has_dropped = false;
-        } else if (m->newest_t - t > REPLACE_SPAN) {
+        } else if (m->newest_t - t > GZ_MODEL_REPLACE_SPAN) {
             m->has_dropped = false;
         }
     }
@@ -1302,8 +767,8 @@ static bool fit_window(gz_clock_model *m)
          * the new line meets are bounds after it, the others are not. */
         for (uint32_t i = 0; i < m->nsuspects; i++) {
             const gz_model_suspect *x = &m->suspects[i];
-            double line = m->a + m->b * rel(m, x->gpu_ns);
-            double edge = (double)m->deviation_ns + JUMP_NS;
+            double line = m->a + m->b * gz_model_rel(m, x->gpu_ns);
+            double edge = (double)m->deviation_ns + GZ_MODEL_JUMP_NS;
             note_recent(m, x->gpu_ns, x->v, x->lower, false);
             if (x->lower ? x->v <= line + edge : x->v >= line - edge) {
                 if (x->lower)
@@ -1323,10 +788,10 @@ static bool fit_window(gz_clock_model *m)
             if (b->has_hi)
                 m->window_from = fmin(m->window_from, b->hi_t);
         }
-        refine_step(m, true);
+        gz_model_place_step(m, true);
         trimmed = drop_before_step(m);
-    } else if (resized(m)) {
-        refine_step(m, false);
+    } else if (gz_model_step_resized(m)) {
+        gz_model_place_step(m, false);
         trimmed = drop_before_step(m);
     }
     if (!m->slope_known && e.has_lo && e.has_hi && m->method != GZ_CALIB_BOUNDS) {
@@ -1356,7 +821,7 @@ uint64_t gz_model_to_host(const gz_clock_model *m, uint64_t gpu_ns)
 {
     if (!m->fitted)
         return gpu_ns;
-    double t = rel(m, gpu_ns);
+    double t = gz_model_rel(m, gpu_ns);
     double corr = m->a + m->b * t;
     if (m->has_before_step && t < m->step_t) {
         corr = m->before_step_a + m->before_step_b * t;
@@ -1369,36 +834,6 @@ uint64_t gz_model_to_host(const gz_clock_model *m, uint64_t gpu_ns)
     if (host > (__int128)UINT64_MAX)
         return UINT64_MAX;
     return (uint64_t)host;
-}
-
-static bool in_doubt(const gz_model_doubt *d, double t)
-{
-    return d->set && t >= d->from && t <= d->to;
-}
-
-/* How far apart the lines on either side of a step are at t: how wrong a
- * time on the wrong side of it is. */
-static double apart(double a1, double b1, double a2, double b2, double t)
-{
-    return fabs((a1 + b1 * t) - (a2 + b2 * t));
-}
-
-uint64_t gz_model_doubt_ns(const gz_clock_model *m, uint64_t gpu_ns)
-{
-    if (!m->fitted || !m->has_before_step)
-        return 0;
-    double t = rel(m, gpu_ns), off = 0;
-    if (in_doubt(&m->step_doubt, t))
-        off = apart(m->before_step_a, m->before_step_b, m->a, m->b, t);
-    /* Older steps: the line after each is the one before the next. */
-    double a = m->before_step_a, b = m->before_step_b;
-    for (uint32_t i = 0; i < m->nolder; i++) {
-        if (in_doubt(&m->older[i].doubt, t))
-            off = fmax(off, apart(m->older[i].a, m->older[i].b, a, b, t));
-        a = m->older[i].a;
-        b = m->older[i].b;
-    }
-    return (uint64_t)llround(off);
 }
 
 uint64_t gz_model_to_gpu(const gz_clock_model *m, uint64_t host_ns)

@@ -156,7 +156,7 @@ void gz_gpu_clock_add_bound(gz_gpu_clock *c, uint64_t raw, uint64_t host_ns, boo
     }
 }
 
-void gz_gpu_clock_zone_ns(gz_gpu_clock *c, uint64_t raw_begin, uint64_t raw_end, uint32_t kind,
+void gz_gpu_clock_zone_ns(gz_gpu_clock *c, uint64_t raw_begin, uint64_t raw_end, uint32_t work_id,
                           uint64_t *begin_ns, uint64_t *end_ns)
 {
     /* A zone ends in the submission read back with it (after its start);
@@ -169,8 +169,8 @@ void gz_gpu_clock_zone_ns(gz_gpu_clock *c, uint64_t raw_begin, uint64_t raw_end,
     *end_ns = to_ns(c, end);
     if (c->record_id)
         gz_clock_record_line("Z %u %llu %llu %u\n", c->record_id, ULL(*begin_ns), ULL(*end_ns),
-                             kind);
-    gz_model_add_zone(&c->model, *begin_ns, *end_ns, kind);
+                             work_id);
+    gz_model_add_zone(&c->model, *begin_ns, *end_ns, work_id);
 }
 
 void gz_gpu_clock_fit(gz_gpu_clock *c)

@@ -8,7 +8,7 @@
  *   P <clock> <method> <gpu> <host> <deviation>   gz_model_add_pair
  *   B <clock> <gpu begin> <host not before> <gpu end> <host not after>
  *                                      gz_model_add_bounds (0: side unknown)
- *   Z <clock> <gpu begin> <gpu end> <kind>         gz_model_add_zone
+ *   Z <clock> <gpu begin> <gpu end> <work id>      gz_model_add_zone
  *   F <clock>                          gz_model_fit
  *   H <clock> <gpu> <host>             gz_model_to_host returned host */
 #ifndef GZ_CLOCK_RECORD_H

@@ -48,9 +48,10 @@ bool gz_gpu_clock_settled(const gz_gpu_clock *c);
  * it are unwrapped near it. */
 void gz_gpu_clock_add_bound(gz_gpu_clock *c, uint64_t raw, uint64_t host_ns, bool not_before);
 /* A zone's two timestamps → GPU ns: its end at or after the latest
- * submission's start, its begin at or before its end. kind: its name's
- * id (zones of one name are like work, for the clock model). */
-void gz_gpu_clock_zone_ns(gz_gpu_clock *c, uint64_t raw_begin, uint64_t raw_end, uint32_t kind,
+ * submission's start, its begin at or before its end. work_id: which work
+ * it ran (its name's id: zones of one name are like work, which the clock
+ * model compares when it places a step). */
+void gz_gpu_clock_zone_ns(gz_gpu_clock *c, uint64_t raw_begin, uint64_t raw_end, uint32_t work_id,
                           uint64_t *begin_ns, uint64_t *end_ns);
 /* Refits the model (once per drain cycle) and maps GPU ns to host ns. */
 void gz_gpu_clock_fit(gz_gpu_clock *c);

@@ -1,4 +1,4 @@
-/* Ctrl-C (issue 15.2): a program ended by SIGINT, SIGTERM or SIGHUP, which
+/* Ctrl-C: a program ended by SIGINT, SIGTERM or SIGHUP, which
  * never runs atexit, still gets its trace closed and its summary.
  *
  * At client start, for each of those signals left at its default action,

@@ -123,15 +123,17 @@ void gz_summary_print_zones(gz_summary *s, FILE *f)
     memcpy(sorted, s->rows, s->nrows * sizeof *sorted);
     qsort(sorted, s->nrows, sizeof *sorted, by_total_desc);
     /* First what most users ask first: how long the GPU took per frame
-     * (GPU frame zones: presents and swaps). */
+     * (GPU frame zones: presents and swaps). A frame zone spans from the
+     * frame's first GPU work to its last, idle gaps between included: said
+     * so, as it is not the time the GPU was busy. */
     for (uint32_t i = 0; i < s->nrows; i++) {
         const row *r = sorted[i];
         if (r->kind != GZ_ZONE_FRAME || r->name == OTHER_NAME)
             continue;
         size_t len;
         const char *name = gz_intern_str(r->name, &len);
-        fprintf(f, "gpuzones: GPU time per frame (\"%.40s\", %llu frames): p50 %.3f ms, p95 %.3f ms, "
-                   "max %.3f ms\n",
+        fprintf(f, "gpuzones: GPU span per frame, first GPU work to last, idle gaps included "
+                   "(\"%.40s\", %llu frames): p50 %.3f ms, p95 %.3f ms, max %.3f ms\n",
                 name, (unsigned long long)r->stats.count,
                 (double)gz_stats_quantile(&r->stats, 0.5) / 1e6,
                 (double)gz_stats_quantile(&r->stats, 0.95) / 1e6, (double)r->stats.max_ns / 1e6);
@@ -340,18 +342,38 @@ static void sum_track_end(void *s, uint16_t id)
         fold(s, id);
 }
 
+/* What sets the band of a clock model's line: the best kind of constraint
+ * in its window. */
+static const char *band_source(gz_calib_method m)
+{
+    switch (m) {
+    case GZ_CALIB_CALIBRATED:
+        return "the driver's maxDeviation";
+    case GZ_CALIB_SYNC_POINT:
+        return "the sync points' brackets";
+    default:
+        return "the submissions' bounds";
+    }
+}
+
 /* The clock part of a track's line. By default what a user acts on: how
- * the clock was calibrated, how sure it is, and anything unusual (wraps,
- * steps, a drift no crystal has). The offset and drift of every clock (a
- * different epoch is normal: pocl's, NVIDIA's) only with GPUZONES_SUMMARY=2. */
+ * the clock was calibrated, how closely its constraints pin it, and
+ * anything unusual (wraps, steps, a drift no crystal has). The band is
+ * half the width its constraints leave at the fitted line, which the
+ * driver's maxDeviation (calibrated pairs), the sync points' brackets or
+ * the submissions' bounds set: a claim of the data, not a measured error
+ * of the zones, so the line says which. The offset and drift of every
+ * clock (a different epoch is normal: pocl's, NVIDIA's) only with
+ * GPUZONES_SUMMARY=2. */
 static void print_clock(FILE *f, const track_group *g, bool verbose)
 {
     const clock_snap *c = &g->clock;
     fprintf(f, "; clock%s: %s", g->count > 1 ? " (last)" : "", gz_calib_method_name(c->method));
     if (verbose && c->calib_deviation_ns)
         fprintf(f, ", max deviation %llu ns", (unsigned long long)c->calib_deviation_ns);
-    if (c->deviation_ns != UINT64_MAX)
-        fprintf(f, ", uncertainty %llu ns", (unsigned long long)c->deviation_ns);
+    if (c->deviation_ns != UINT64_MAX && c->method != GZ_CALIB_NONE)
+        fprintf(f, ", \u00b1%llu ns by %s", (unsigned long long)c->deviation_ns,
+                band_source(c->method));
     if (verbose) {
         fprintf(f, ", offset %lld ns, drift %.2f ppm, %llu wraps, %llu jumps",
                 (long long)c->offset_ns, c->drift_ppm, (unsigned long long)c->wraps,

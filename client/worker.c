@@ -375,10 +375,11 @@ static void gpu_zone(worker *w, const gz_item *it)
         t->cap = cap;
     }
     uint64_t begin_ns, end_ns;
-    /* Its kind for the clock model: names and source locations are
-     * interned apart, so their ids may meet. */
-    uint32_t kind = it->name ^ ((it->flags & GZ_ITEM_F_SRCLOC) ? 0x80000000u : 0);
-    gz_gpu_clock_zone_ns(clock, it->zone.begin_ticks, it->zone.end_ticks, kind, &begin_ns, &end_ns);
+    /* Which work the zone ran, for the clock model: its name (names and
+     * source locations are interned apart, so their ids may meet). */
+    uint32_t work_id = it->name ^ ((it->flags & GZ_ITEM_F_SRCLOC) ? 0x80000000u : 0);
+    gz_gpu_clock_zone_ns(clock, it->zone.begin_ticks, it->zone.end_ticks, work_id, &begin_ns,
+                         &end_ns);
     t->cycle[t->ncycle++] = (cycle_zone){
         .begin_gpu_ns = begin_ns,
         .end_gpu_ns = end_ns,

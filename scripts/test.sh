@@ -8,10 +8,11 @@ cd "$(dirname "$0")/.."
 sh scripts/setup-debian.sh || exit 1
 . scripts/env.sh
 
-# The real Tracy tools that the Tracy tests record with (test instruments in
-# the workspace's ../shared, never part of gpuzones): built once into
-# ~/.cache (minutes the first time, nothing after). Without them (a clone
-# outside the workspace, or a failed build) those tests say they skip.
+# The real Tracy tools that the Tracy tests record with (test instruments,
+# never part of gpuzones; README.md, "Tracy", says how to build them). CI
+# keeps a script beside the checkout that builds them from Tracy's sources
+# into ~/.cache (minutes the first time, nothing after); elsewhere, or if
+# that build fails, the Tracy tests say they skip.
 if [ -f ../shared/tools/build-tracy.sh ]; then
     bash ../shared/tools/build-tracy.sh >build-tracy.log 2>&1 ||
         echo "scripts/test.sh: the Tracy tools did not build (see build-tracy.log); the Tracy tests skip"

@@ -84,7 +84,7 @@ int main(int argc, char **argv)
             break;
         case 'Z':
             if (sscanf(rest, "%llu %llu %llu", &a, &b, &c) != 3)
-                return bad(argv[1], line, "Z needs begin end kind");
+                return bad(argv[1], line, "Z needs begin end work id");
             gz_model_add_zone(m, a, b, (uint32_t)c);
             break;
         case 'F':

@@ -4,8 +4,10 @@
  *
  * Everything is compiled in only when GPUZONES_ENABLE is defined (before
  * the include, or with -DGPUZONES_ENABLE). Without it every macro expands
- * to nothing, no gpuzones function is referenced and the program need not
- * link libgpuzones.
+ * to no code, no gpuzones function is referenced and the program need not
+ * link libgpuzones. The macros still name their arguments, unevaluated
+ * (GPUZONES_UNUSED_), so that a variable used only as a macro argument
+ * draws no unused-variable warning in either build.
  *
  * Tracy's names are provided as well (FrameMark, TracyMessage…), unless
  * GPUZONES_NO_TRACY_NAMES is defined, so that code written for Tracy's GPU
@@ -15,6 +17,17 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* Names its arguments without evaluating them: what a disabled macro
+ * expands to. gpuzones_unused_ is declared, never defined: it is only
+ * named inside sizeof, whose operand is not evaluated, and its "..." takes
+ * any argument (a handle, a string, a function name). */
+#ifdef __cplusplus
+extern "C" int gpuzones_unused_(int, ...);
+#else
+int gpuzones_unused_(int, ...);
+#endif
+#define GPUZONES_UNUSED_(...) ((void)sizeof(gpuzones_unused_(0, __VA_ARGS__)))
 
 #ifdef GPUZONES_ENABLE
 
@@ -98,9 +111,9 @@ static inline uint32_t gpuzones_srcloc_cached(const gpuzones_srcloc *loc, uint32
 #define GpuzonesShutdown()
 #define GpuzonesIsEnabled() 0
 #define GpuzonesFrameMark
-#define GpuzonesFrameMarkNamed(name)
-#define GpuzonesMessage(text, size)
-#define GpuzonesMessageL(text)
+#define GpuzonesFrameMarkNamed(name) GPUZONES_UNUSED_(name)
+#define GpuzonesMessage(text, size) GPUZONES_UNUSED_(text, size)
+#define GpuzonesMessageL(text) GPUZONES_UNUSED_(text)
 
 #endif /* GPUZONES_ENABLE */
 

@@ -22,9 +22,9 @@
  *
  * C scoped zones use __attribute__((cleanup)) (GCC, Clang); the
  * GpuzonesCLZoneBegin/End forms work anywhere. Without GPUZONES_ENABLE
- * every macro expands to nothing (TracyCLContext to a null context, the
- * ones taking a context to a cast of it to void) and their other arguments
- * are not evaluated. */
+ * every macro expands to no code (TracyCLContext to a null context); the
+ * arguments are named, not evaluated, so that variables used only in the
+ * macros draw no warning. */
 #ifndef GPUZONES_OPENCL_H
 #define GPUZONES_OPENCL_H
 
@@ -133,23 +133,23 @@ static inline void gpuzones_cl_zone_cleanup_(gpuzones_cl_zone *zone)
 
 #else /* !GPUZONES_ENABLE */
 
-#define GpuzonesCLContext(context, device) ((void *)0)
+#define GpuzonesCLContext(context, device) (GPUZONES_UNUSED_(context, device), (void *)0)
 #define GpuzonesCLZoneEnd(zone)
 #ifndef GPUZONES_NO_TRACY_NAMES
 typedef void *TracyCLCtx;
-#define TracyCLContext(context, device) ((TracyCLCtx)0)
-/* The context variable is still "used", so it draws no warning. */
-#define TracyCLContextName(ctx, name, size) ((void)(ctx))
-#define TracyCLDestroy(ctx) ((void)(ctx))
-#define TracyCLCollect(ctx) ((void)(ctx))
-#define TracyCLNamedZoneC(ctx, varname, name, color, active)
-#define TracyCLNamedZone(ctx, varname, name, active)
-#define TracyCLZoneTransient(ctx, varname, name, active)
-#define TracyCLZoneC(ctx, name, color)
-#define TracyCLZone(ctx, name)
-#define TracyCLNamedZoneSetEvent(varname, event)
-#define TracyCLZoneSetEvent(event)
-#define TracyCLSetEvent(event)
+#define TracyCLContext(context, device) (GPUZONES_UNUSED_(context, device), (TracyCLCtx)0)
+#define TracyCLContextName(ctx, name, size) GPUZONES_UNUSED_(ctx, name, size)
+#define TracyCLDestroy(ctx) GPUZONES_UNUSED_(ctx)
+#define TracyCLCollect(ctx) GPUZONES_UNUSED_(ctx)
+#define TracyCLNamedZoneC(ctx, varname, name, color, active)                                  \
+    GPUZONES_UNUSED_(ctx, name, color, active)
+#define TracyCLNamedZone(ctx, varname, name, active) GPUZONES_UNUSED_(ctx, name, active)
+#define TracyCLZoneTransient(ctx, varname, name, active) GPUZONES_UNUSED_(ctx, name, active)
+#define TracyCLZoneC(ctx, name, color) GPUZONES_UNUSED_(ctx, name, color)
+#define TracyCLZone(ctx, name) GPUZONES_UNUSED_(ctx, name)
+#define TracyCLNamedZoneSetEvent(varname, event) GPUZONES_UNUSED_(event)
+#define TracyCLZoneSetEvent(event) GPUZONES_UNUSED_(event)
+#define TracyCLSetEvent(event) GPUZONES_UNUSED_(event)
 #endif
 
 #endif /* GPUZONES_ENABLE */

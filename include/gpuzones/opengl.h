@@ -11,7 +11,9 @@
  * libgpuzones links no GL library and uses the program's EGL or GLX
  * (eglGetProcAddress, glXGetProcAddressARB) at run time.
  *
- * Without GPUZONES_ENABLE every macro expands to nothing. In C, scoped
+ * Without GPUZONES_ENABLE every macro expands to no code (arguments are
+ * named, not evaluated, so that variables used only in the macros draw no
+ * warning). In C, scoped
  * zones end at the end of the enclosing block (__attribute__((cleanup)));
  * GpuzonesGlZoneBegin/End are the explicit forms. */
 #ifndef GPUZONES_OPENGL_H
@@ -88,12 +90,12 @@ struct gpuzones_gl_scoped_ {
 #else /* !GPUZONES_ENABLE */
 
 #define GpuzonesGlContext
-#define GpuzonesGlContextName(name, size)
-#define GpuzonesGlZone(name)
-#define GpuzonesGlZoneC(name, color)
-#define GpuzonesGlNamedZone(var, name, active)
-#define GpuzonesGlNamedZoneC(var, name, color, active)
-#define GpuzonesGlZoneTransient(var, name, active)
+#define GpuzonesGlContextName(name, size) GPUZONES_UNUSED_(name, size)
+#define GpuzonesGlZone(name) GPUZONES_UNUSED_(name)
+#define GpuzonesGlZoneC(name, color) GPUZONES_UNUSED_(name, color)
+#define GpuzonesGlNamedZone(var, name, active) GPUZONES_UNUSED_(name, active)
+#define GpuzonesGlNamedZoneC(var, name, color, active) GPUZONES_UNUSED_(name, color, active)
+#define GpuzonesGlZoneTransient(var, name, active) GPUZONES_UNUSED_(name, active)
 #define GpuzonesGlCollect
 
 #endif /* GPUZONES_ENABLE */

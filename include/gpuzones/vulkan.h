@@ -9,8 +9,10 @@
  * to create contexts from vkGetInstanceProcAddr / vkGetDeviceProcAddr
  * instead: the context then calls Vulkan only through what they return.
  *
- * Without GPUZONES_ENABLE every macro expands to nothing (contexts are
- * NULL) and the program need not link libgpuzones.
+ * Without GPUZONES_ENABLE every macro expands to no code (contexts are
+ * NULL; the arguments are named, not evaluated, so that variables used
+ * only in the macros draw no warning) and the program need not link
+ * libgpuzones.
  *
  *   TracyVkCtx ctx = TracyVkContextCalibrated(pd, dev, queue, cmd, gpdctd, gct);
  *   …  { TracyVkZone(ctx, cmd, "Shadows"); vkCmdDispatch(…); }   // ends at '}'
@@ -205,26 +207,37 @@ static inline gpuzones_vk_create_info gpuzones_vk_info_(VkInstance inst, PFN_vkG
 
 typedef void *TracyVkCtx;
 #ifdef GPUZONES_VK_USE_SYMBOL_TABLE
-#define TracyVkContext(instance, physdev, device, queue, cmdbuf, gipa, gdpa) NULL
-#define TracyVkContextCalibrated(instance, physdev, device, queue, cmdbuf, gipa, gdpa) NULL
-#define TracyVkContextHostCalibrated(instance, physdev, device, gipa, gdpa) NULL
+#define TracyVkContext(instance, physdev, device, queue, cmdbuf, gipa, gdpa)                    \
+    (GPUZONES_UNUSED_(instance, physdev, device, queue, cmdbuf, gipa, gdpa), (TracyVkCtx)NULL)
+#define TracyVkContextCalibrated(instance, physdev, device, queue, cmdbuf, gipa, gdpa)          \
+    (GPUZONES_UNUSED_(instance, physdev, device, queue, cmdbuf, gipa, gdpa), (TracyVkCtx)NULL)
+#define TracyVkContextHostCalibrated(instance, physdev, device, gipa, gdpa)                     \
+    (GPUZONES_UNUSED_(instance, physdev, device, gipa, gdpa), (TracyVkCtx)NULL)
 #else
-#define TracyVkContext(physdev, device, queue, cmdbuf) NULL
-#define TracyVkContextCalibrated(physdev, device, queue, cmdbuf, gpdctd, gct) NULL
-#define TracyVkContextHostCalibrated(physdev, device, qpreset, gpdctd, gct) NULL
+#define TracyVkContext(physdev, device, queue, cmdbuf)                                          \
+    (GPUZONES_UNUSED_(physdev, device, queue, cmdbuf), (TracyVkCtx)NULL)
+#define TracyVkContextCalibrated(physdev, device, queue, cmdbuf, gpdctd, gct)                   \
+    (GPUZONES_UNUSED_(physdev, device, queue, cmdbuf, gpdctd, gct), (TracyVkCtx)NULL)
+#define TracyVkContextHostCalibrated(physdev, device, qpreset, gpdctd, gct)                     \
+    (GPUZONES_UNUSED_(physdev, device, qpreset, gpdctd, gct), (TracyVkCtx)NULL)
 #endif
-#define TracyVkContextName(ctx, name, size)
-#define TracyVkDestroy(ctx)
-#define TracyVkNamedZoneC(ctx, varname, cmdbuf, name, color, active)
-#define TracyVkNamedZone(ctx, varname, cmdbuf, name, active)
-#define TracyVkZoneC(ctx, cmdbuf, name, color)
-#define TracyVkZone(ctx, cmdbuf, name)
-#define TracyVkZoneTransient(ctx, varname, cmdbuf, name, active)
-#define TracyVkZoneBegin(ctx, varname, cmdbuf, name)
-#define TracyVkZoneBeginC(ctx, varname, cmdbuf, name, color)
+#define TracyVkContextName(ctx, name, size) GPUZONES_UNUSED_(ctx, name, size)
+#define TracyVkDestroy(ctx) GPUZONES_UNUSED_(ctx)
+#define TracyVkNamedZoneC(ctx, varname, cmdbuf, name, color, active)                            \
+    GPUZONES_UNUSED_(ctx, cmdbuf, name, color, active)
+#define TracyVkNamedZone(ctx, varname, cmdbuf, name, active)                                    \
+    GPUZONES_UNUSED_(ctx, cmdbuf, name, active)
+#define TracyVkZoneC(ctx, cmdbuf, name, color) GPUZONES_UNUSED_(ctx, cmdbuf, name, color)
+#define TracyVkZone(ctx, cmdbuf, name) GPUZONES_UNUSED_(ctx, cmdbuf, name)
+#define TracyVkZoneTransient(ctx, varname, cmdbuf, name, active)                                \
+    GPUZONES_UNUSED_(ctx, cmdbuf, name, active)
+/* varname is not declared here: …End names nothing. */
+#define TracyVkZoneBegin(ctx, varname, cmdbuf, name) GPUZONES_UNUSED_(ctx, cmdbuf, name)
+#define TracyVkZoneBeginC(ctx, varname, cmdbuf, name, color)                                    \
+    GPUZONES_UNUSED_(ctx, cmdbuf, name, color)
 #define TracyVkZoneEnd(varname)
-#define TracyVkCollect(ctx, cmdbuf)
-#define TracyVkCollectHost(ctx)
+#define TracyVkCollect(ctx, cmdbuf) GPUZONES_UNUSED_(ctx, cmdbuf)
+#define TracyVkCollectHost(ctx) GPUZONES_UNUSED_(ctx)
 
 #endif /* GPUZONES_ENABLE */
 

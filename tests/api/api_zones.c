@@ -35,7 +35,6 @@
 
 static void record_frame(TracyVkCtx ctx, api_gpu *g, unsigned f)
 {
-    (void)ctx; /* the macros expand to nothing without GPUZONES_ENABLE */
     TracyVkZoneC(ctx, g->cb, "Outer", 0x00ff00); /*@Outer*/
     {
         TracyVkZone(ctx, g->cb, "Fill"); /*@Fill*/
@@ -70,7 +69,6 @@ static void *record_thread(void *arg)
 {
     worker *w = (worker *)arg;
     TracyVkCtx ctx = w->ctx;
-    (void)ctx;
     char name[32];
     snprintf(name, sizeof name, "Thread %u", w->index);
     TracyVkZoneTransient(ctx, outer, w->cb, name, 1);
@@ -94,7 +92,6 @@ static void frame(api_gpu *g, unsigned f)
  * barrier) is read by the next one, as with Tracy. */
 static void last_collect(TracyVkCtx ctx, api_gpu *g)
 {
-    (void)ctx;
     api_begin(g);
     TracyVkCollect(ctx, g->cb);
     frame(g, 99);
@@ -103,7 +100,6 @@ static void last_collect(TracyVkCtx ctx, api_gpu *g)
 /* The context of the build's form (plain, symbol table, host-calibrated). */
 static TracyVkCtx make_context(api_gpu *g)
 {
-    (void)g; /* the macros expand to nothing without GPUZONES_ENABLE */
 #if defined(API_SYMBOL_TABLE)
     TracyVkCtx ctx = TracyVkContextCalibrated(g->instance, g->pd, g->device, g->queue, g->init_cb,
                                               vkGetInstanceProcAddr, vkGetDeviceProcAddr);
@@ -118,7 +114,6 @@ static TracyVkCtx make_context(api_gpu *g)
                                                                                  "vkResetQueryPool")
                                      : NULL;
     TracyVkCtx ctx = TracyVkContextHostCalibrated(g->pd, g->device, reset, gpdctd, gct);
-    (void)gpdctd, (void)gct, (void)reset;
 #else
     TracyVkCtx ctx = TracyVkContext(g->pd, g->device, g->queue, g->init_cb);
 #endif
@@ -141,7 +136,6 @@ static void churn(api_gpu *g, unsigned n)
     long first = 0;
     for (unsigned i = 0; i < n; i++) {
         TracyVkCtx c = make_context(g);
-        (void)c;
         TracyVkContextName(c, "churn", 5);
         uint64_t t0, t1, t2, t3;
         api_begin(g);
@@ -165,7 +159,6 @@ static void churn(api_gpu *g, unsigned n)
 /* Frames submitted together: their collects are all in flight at once. */
 static void pipelined(TracyVkCtx ctx, api_gpu *g, unsigned frames)
 {
-    (void)ctx;
     VkCommandPool *pools = (VkCommandPool *)calloc(frames, sizeof *pools);
     VkCommandBuffer *cbs = (VkCommandBuffer *)calloc(frames, sizeof *cbs);
     if (!pools || !cbs)
@@ -303,7 +296,6 @@ int main(int argc, char **argv)
         last_collect(ctx, &g);
         TracyVkDestroy(ctx);
     }
-    (void)ctx;
     api_gpu_destroy(&g);
     return 0;
 }

@@ -24,12 +24,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import gztrace  # noqa: E402
 
 SLACK_NS = 200_000  # as check_cl.py: the clock model's error allowance
-# Resident memory a queue created and released may leave behind. Measured
-# (2026-11-26): -3.3 KiB a queue as built in three CI runs, 17.9 in one on a
-# loaded machine, since a released queue ends its track and the client
-# reuses it; 76 to 101 KiB under AddressSanitizer, with its quarantine off,
-# which is its allocator's footprint (redzones, per-size-class caches), not
-# memory we keep. A leak of the queue's own arrays (64 KiB at least) fails
+# Resident memory a queue created and released may leave behind. Measured:
+# -3.3 KiB a queue as built, 17.9 on a loaded machine (a released queue
+# ends its track and the client reuses it); 76 to 101 KiB under
+# AddressSanitizer, with its quarantine off, which is its allocator's
+# footprint (redzones, per-size-class caches), not memory we keep. A leak of the queue's own arrays (64 KiB at least) fails
 # the bound as built; the one under ASan catches only a larger growth.
 QUEUE_KIB = 50
 QUEUE_KIB_ASAN = 200

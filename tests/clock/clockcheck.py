@@ -86,7 +86,7 @@ SCENARIOS = {
     "jump-uncalibrated": dict(env={"GZFAULT_HIDE_CALIBRATION": "1", "GZFAULT_JUMP_AT_MS": "3000",
                                    "GZFAULT_JUMP_NS": "2000000"},
                               run_s=6, limit_us=50, check="jump"),
-    # Issue 18: no calibration, and 2 ms steps at moments drawn from --seed
+    # No calibration, and 2 ms steps at moments drawn from --seed
     # (STEPS_PER_RUN a run) under gz-clock-load, whose queue is never idle
     # for 400 ms at a time: a step there is seen by submission bounds alone
     # until the next sync point. Checked from the first zone after each step.

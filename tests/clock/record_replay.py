@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""GPUZONES_CLOCK_RECORD and its replay: a recorded run (issue 18's
-steps-busy, seed 1) replays through the same model to the very same times
+"""GPUZONES_CLOCK_RECORD and its replay: a recorded run (steps-busy,
+seed 1) replays through the same model to the very same times
 (gz-clock-replay --check), its re-evaluation (replay.py) gives the live
 check's figures, a record with inputs left out does not replay the same, one
 cut off in a line is refused; a record that cannot be written (no such

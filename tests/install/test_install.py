@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""`meson install` puts a working layer where the Vulkan loader looks.
+"""`meson install` puts a working layer where the Vulkan loader looks, and
+a library that programs build and run against as the README says.
 
 Installs the build into a staging directory (DESTDIR), checks the files
 (library, layer, explicit and implicit manifests under share/vulkan, the
@@ -7,6 +8,16 @@ gpuzones tool, gpuzones.pc) and the manifests' fields, then runs the compute
 sample with the installed layer: the staged manifest's library_path is
 pointed into the staging directory, and the installed layer must find the
 installed libgpuzones by itself (its rpath), not the build tree's.
+
+Then builds installed_program.c with nothing but `pkg-config --cflags --libs
+gpuzones` (and OpenCL's flags for gpuzones/opencl.h, where OpenCL is
+installed), as C and as C++, with and without GPUZONES_ENABLE, -Wall -Wextra
+-Werror: enabled, it runs against the staged libgpuzones.so.0 (found through
+LD_LIBRARY_PATH, as ldconfig would find it in a system directory) and its
+zones are in its trace; disabled, it references no gpuzones function and
+writes no trace. And the install's ldconfig step: nothing for a staged
+install, and for a directory the dynamic linker does not search, a line
+saying what programs need.
 """
 import argparse
 import json
@@ -15,6 +26,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vk"))
+import gztrace  # noqa: E402
+import installed  # noqa: E402
 
 failures = []
 
@@ -26,17 +42,84 @@ def check(cond, what):
     return cond
 
 
+def check_programs(args, stage, libdir, tmp, env):
+    """installed_program.c built with gpuzones.pc's flags alone, and run."""
+    flags = installed.pkg_config(stage, "--cflags", "--libs", "gpuzones")
+    if not check(flags, "pkg-config --cflags --libs gpuzones failed on the staged gpuzones.pc"):
+        return
+    cflags = installed.pkg_config(stage, "--cflags", "gpuzones")
+    # gpuzones/opencl.h is for programs that use OpenCL: with OpenCL's flags.
+    cl_cflags = installed.run(["pkg-config", "--cflags", "OpenCL"])
+    cl_libs = installed.run(["pkg-config", "--libs", "OpenCL"])
+    with_cl = cl_cflags.returncode == 0 and cl_libs.returncode == 0
+    warn = ["-Wall", "-Wextra", "-Werror"] + installed.sanitize_flags(args.build)
+    # The program's own Vulkan work (no gpuzones in it), an object apart.
+    vk_o = os.path.join(tmp, "api_vk.o")
+    r = installed.run(["cc", "-std=gnu11"] + warn + cflags + ["-c", args.api_vk, "-o", vk_o])
+    if not check(r.returncode == 0, "api_vk.c does not build: " + r.stderr[-1500:]):
+        return
+    api_dir = os.path.dirname(os.path.abspath(args.api_vk))
+    run_env = dict(env, LD_LIBRARY_PATH=libdir)
+    run_env.pop("VK_ADD_LAYER_PATH", None)
+    run_env.pop("VK_INSTANCE_LAYERS", None)
+    run_env.pop("VK_LOADER_DEBUG", None)
+    for lang, driver in (("c", ["cc", "-std=gnu11"]), ("c++", ["c++", "-std=c++17", "-x", "c++"])):
+        for enabled in (True, False):
+            tag = "%s %s" % (lang, "enabled" if enabled else "disabled")
+            exe = os.path.join(tmp, "installed-%s-%s" % (lang.replace("+", "x"),
+                                                         "on" if enabled else "off"))
+            cmd = (driver + (["-DGPUZONES_ENABLE"] if enabled else []) + warn
+                   + (["-DWITH_OPENCL"] + cl_cflags.stdout.split() if with_cl else [])
+                   + ["-I" + api_dir, args.program_src, "-x", "none", vk_o] + flags
+                   + (cl_libs.stdout.split() if with_cl else []) + ["-o", exe])
+            r = installed.run(cmd)
+            if not check(r.returncode == 0, "%s: does not build with pkg-config's flags: %s\n%s"
+                         % (tag, " ".join(cmd), r.stderr[-1500:])):
+                continue
+            trace = exe + ".json"
+            r = installed.run([exe], env=dict(run_env, GPUZONES_OUTPUT=trace), timeout=120)
+            said = "gpuzones %s" % ("enabled" if enabled else "disabled")
+            if not check(r.returncode == 0 and said in r.stdout, "%s: exit %d, %r: %s"
+                         % (tag, r.returncode, r.stdout.strip(), r.stderr[-800:])):
+                continue
+            if enabled:
+                if check(os.path.exists(trace), "%s: no trace" % tag):
+                    names = sorted(z["name"] for z in gztrace.load(trace).gpu_zones())
+                    check(names == ["installed transient", "installed zone"],
+                          "%s: zones %s, expected the program's two" % (tag, names))
+            else:
+                check(not os.path.exists(trace), "%s: a trace was written" % tag)
+                nm = installed.run(["nm", "--undefined-only", exe])
+                refs = [l.split()[-1] for l in nm.stdout.splitlines() if "gpuzones" in l]
+                check(nm.returncode == 0 and not refs,
+                      "%s: refers to gpuzones functions: %s" % (tag, refs))
+
+
+def check_ldconfig_step(args, libdir):
+    """The install's last step for a directory the dynamic linker does not
+    search (the staging directory, installed without DESTDIR)."""
+    env = {k: v for k, v in os.environ.items() if k != "DESTDIR"}
+    r = installed.run(["sh", args.ldconfig_script, libdir], env=env)
+    check(r.returncode == 0 and "LD_LIBRARY_PATH=" + libdir in r.stdout,
+          "install-ldconfig.sh for %s: exit %d, %r (expected a line on LD_LIBRARY_PATH)"
+          % (libdir, r.returncode, r.stdout + r.stderr))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
     ap.add_argument("--sample", required=True)
+    ap.add_argument("--program-src", required=True, help="installed_program.c")
+    ap.add_argument("--api-vk", required=True, help="tests/api/api_vk.c (its header beside it)")
+    ap.add_argument("--ldconfig-script", required=True, help="scripts/install-ldconfig.sh")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="gz-install-")
     stage = os.path.join(tmp, "stage")
-    r = subprocess.run(["meson", "install", "-C", args.build, "--destdir", stage, "--no-rebuild",
-                        "--quiet"], capture_output=True, text=True)
+    r = installed.meson_install(args.build, stage)
     if not check(r.returncode == 0, "meson install failed: " + r.stderr[-500:]):
         return 1
+    check("gpuzones:" not in r.stdout + r.stderr,
+          "a staged install (DESTDIR) said something of ldconfig: " + r.stdout + r.stderr)
     files = {os.path.relpath(os.path.join(d, f), stage) for d, _, fs in os.walk(stage) for f in fs}
     find = lambda suffix: sorted(f for f in files if f.endswith(suffix))
     explicit = find("share/vulkan/explicit_layer.d/VkLayer_gpuzones_timing.json")
@@ -101,6 +184,9 @@ def main():
     gl_libs = ("libepoxy", "libGL", "libEGL", "libGLX", "libOpenGL", "libGLES")
     gl_loaded = [l.split()[0] for l in r.stdout.splitlines() if l.strip().startswith(gl_libs)]
     check(not gl_loaded, "the installed layer loads GL libraries: %s" % gl_loaded)
+
+    check_programs(args, stage, os.path.dirname(os.path.join(stage, lib[0])), tmp, env)
+    check_ldconfig_step(args, os.path.dirname(os.path.join(stage, lib[0])))
 
     if failures:
         print("install test: %d failed; files in %s" % (len(failures), tmp))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A program that loads gpuzones and times nothing gets one line (issue 15.5):
+"""A program that loads gpuzones and times nothing gets one line:
 vulkaninfo under the Vulkan layer, and a program that asks the OpenCL loader
 for its platforms under the OpenCL layer (as clinfo does), say which layer
 was loaded and that no GPU work was timed; no table, no track lines; the

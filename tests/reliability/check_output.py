@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Outputs that must neither hang the program nor destroy its own output
-(issue 13.2, 13.3), on the Vulkan sample under the layer:
+"""Outputs that must neither hang the program nor destroy its own output,
+on the Vulkan sample under the layer:
 
   fifo-no-reader   GPUZONES_OUTPUT is a FIFO nobody opens: the program
                    exits within a few seconds, with a gpuzones: line about

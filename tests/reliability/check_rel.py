@@ -40,7 +40,7 @@ SCENARIOS = {
     "exit-threads": (["exit-threads"], None),
     "free-pending": (["free-pending", "40"], None),
     "bad-names": (["bad-names"], None),
-    # The layer's timestamp entries under load (issue 13): batches larger than
+    # The layer's timestamp entries under load: batches larger than
     # a page, a ring full of finished work, a tiny event queue, a long loop.
     "batch-3000": (["batches", "3000"], None),
     "batches-600-700": (["batches", "600", "700"], None),
@@ -315,7 +315,7 @@ def check(scenario, p, base, trace, said, tmp):
         print("RSS after a tenth of the devices and at the end: %s kB (without the layer: %s kB)"
               % (m.groups() if m else "?", mb.groups() if mb else "?"))
         # One summary line per kind of track, whatever the number of devices
-        # (issue 15.5: the device numbers " #<n>" are folded).
+        # (the device numbers " #<n>" are folded).
         lines = [l for l in p.stderr.splitlines() if l.startswith("gpuzones: track ")]
         if len(lines) > 2 or not all("(\u00d7%d)" % devices in l for l in lines):
             f.append("the summary's track lines do not fold the %d devices: %s"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Ctrl-C (issue 15.2): a program ended by SIGINT, SIGTERM or SIGHUP under
+"""Ctrl-C: a program ended by SIGINT, SIGTERM or SIGHUP under
 gpuzones still gets its summary and a complete trace, and ends with the
 same status as without gpuzones.
 

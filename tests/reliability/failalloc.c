@@ -1,6 +1,6 @@
 /* gz-failalloc: a test-only LD_PRELOAD library that makes gpuzones' own
  * allocations fail, to prove that a layer short of memory leaves the
- * program working (issue 14). An allocation is gpuzones' when the code
+ * program working. An allocation is gpuzones' when the code
  * that calls malloc, calloc or realloc lies in one of the libraries named
  * by GZFAIL_LIBS (comma-separated substrings of their paths; default
  * "libgpuzones,VkLayer_gpuzones_timing").

@@ -22,13 +22,13 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tracytools import csv_rows, fail, free_port, record, tools  # noqa: E402
 
-TOL_NS = 2000  # the issue's 2 us, past the pin's stated uncertainty
+TOL_NS = 2000  # 2 us past the pin's stated uncertainty
 
 def main():
     tracy_dir, app = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else ""
     if not app:
-        print("SKIP: libTracyClient.so not in %s when configured (build it with "
-              "../shared/tools/build-tracy.sh, then reconfigure)" % tracy_dir)
+        print("SKIP: libTracyClient.so not in %s when configured (build it from Tracy "
+              "v0.14.0's sources as README.md, \"Tracy\", says, then reconfigure)" % tracy_dir)
         sys.exit(77)
     capture, csvexport, _ = tools(tracy_dir)
     with tempfile.TemporaryDirectory() as tmp:

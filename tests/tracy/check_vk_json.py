@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The issue's "done": `gpuzones run --tracy` (listen mode) on the Vulkan
+"""`gpuzones run --tracy` (listen mode) on the Vulkan
 compute sample, recorded by the real tracy-capture, shows every GPU zone
 the JSON trace of the same run shows: same names and counts, same
 begin (once shifted by one constant: Tracy counts from the program's start)
@@ -63,8 +63,7 @@ def main():
         tcpu = [(x["name"], int(x["ns_since_start"]), int(x["exec_time_ns"])) for x in csv_rows(csvexport, "-u", trace)]
         if not jgpu:
             fail("no GPU zones in the JSON")
-        # Both ways within what the issue allows (the pin's uncertainty, 0
-        # for listen mode, + 2 us). Listen mode matched to the ns in most
+        # Both ways within the pin's uncertainty (0 for listen mode) + 2 us. Listen mode matched to the ns in most
         # runs, but under load one run in four had no zone in the capture with
         # the JSON's first zone's exact duration (not understood yet).
         check_near(jgpu, tgpu, pin_ns)

@@ -22,8 +22,8 @@ def tools(tracy_dir, client=False, why=""):
     lib = os.path.join(tracy_dir, "lib", "libTracyClient.so")
     if not (os.access(capture, os.X_OK) and os.access(csvexport, os.X_OK)) or (
             client and not os.path.exists(lib)):
-        print("SKIP: no tracy-capture/tracy-csvexport%s in %s (build them with "
-              "../shared/tools/build-tracy.sh, or set -Dtracy_dir)%s"
+        print("SKIP: no tracy-capture/tracy-csvexport%s in %s (build them from Tracy "
+              "v0.14.0's sources as README.md, \"Tracy\", says, or set -Dtracy_dir)%s"
               % ("/libTracyClient.so" if client else "", tracy_dir, why))
         sys.exit(77)
     return capture, csvexport, lib

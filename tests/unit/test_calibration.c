@@ -293,7 +293,7 @@ static int test_model_drift(void)
 }
 
 /* gz-clock-load on lavapipe without calibration, as its inputs were
- * recorded (issue 18), a phase every 700 ms: 200 ms idle (a frame every
+ * recorded, a phase every 700 ms: 200 ms idle (a frame every
  * 22 ms, begun 20-200 us after its submit and seen complete 50-300 us after
  * its end; a sync point every 100 ms with a bracket 0.6-1.3 ms wide, the
  * GPU's timestamp 10-30 us after its start), then 500 ms busy (work back
@@ -352,7 +352,7 @@ static void load_phase(gz_clock_model *m, load_sim *s, uint64_t start)
 
 static int test_model_drift_centred(void)
 {
-    /* Issue 18: with the load above (busy work submitted 0.5-1.5 ms
+    /* With the load above (busy work submitted 0.5-1.5 ms
      * ahead) and the counter 1000 ppm slow, a slope that only stayed
      * inside the band sat at its edge: 46 ppm off after 1.5 s on lavapipe,
      * zones 50 us off. After three phases the slope is within 2 ppm (it
@@ -591,7 +591,7 @@ static int test_model_step_inside_bucket(void)
 
 static int test_model_step_in_busy_work(void)
 {
-    /* Issue 18: sync points every 100 ms, then a queue kept busy with 3 ms
+    /* Sync points every 100 ms, then a queue kept busy with 3 ms
      * submissions, each submitted two ahead (6 ms before it begins) and
      * seen complete 30 us after its end, with a labelled zone inside. The
      * counter steps 2 ms ahead inside one submission, after its label
@@ -702,7 +702,7 @@ static int step_among_idle_frames(idle_frame usual, idle_frame slow, uint64_t de
 
 static int test_model_step_after_slow_sync_point(void)
 {
-    /* Issue 18, an idle phase on lavapipe: a frame every 22 ms, each
+    /* An idle phase on lavapipe: a frame every 22 ms, each
      * behind a sync point (bracket 0.8 ms wide), begun 160 us after the
      * sync point's timestamp, submitted 50 us before it began and seen
      * complete 50 us after its end. One frame's sync point took 4 ms: its
@@ -721,7 +721,7 @@ static int test_model_step_after_slow_sync_point(void)
 
 static int test_model_step_seen_in_part(void)
 {
-    /* Issue 18: the load of test_model_drift_centred (busy work submitted
+    /* The load of test_model_drift_centred (busy work submitted
      * 20-100 us ahead), the counter 1000 ppm slow and stepping 2 ms ahead
      * in a busy phase, 410 ms after the last sync point. The first
      * submission that ends after the step is seen complete 1.85 ms late:
@@ -755,7 +755,7 @@ static int test_model_step_seen_in_part(void)
     return 0;
 }
 
-/* Lavapipe beside a busy loop: submissions of 280 us of work, each
+/* On lavapipe beside a busy loop: submissions of 280 us of work, each
  * submitted as the one ahead begins and seen complete 300 us after its
  * end, until the host stalls. The submission running then takes 4 ms (the
  * driver's threads stall too), an empty one queued behind it runs 10 us
@@ -833,7 +833,7 @@ static int test_model_step_in_host_stall_doubt_kept(void)
 
 static int test_model_step_in_host_stall(void)
 {
-    /* Issue 18: the empty submission submitted with the long one. Every
+    /* The empty submission submitted with the long one. Every
      * bound of the two is a stall from either line: next to nothing says
      * whether the step fell inside the long submission or in the idle
      * after it. The model took the middle of the two, inside the
@@ -843,7 +843,7 @@ static int test_model_step_in_host_stall(void)
 
 static int test_model_step_after_queued_work(void)
 {
-    /* Issue 18: the empty submission submitted 1.9 ms into the long one,
+    /* The empty submission submitted 1.9 ms into the long one,
      * before the host stalled: it began 30 us after the long one ended,
      * 2.13 ms after its own submit by the line before the step and 0.13 ms
      * by the line after. Weighed as a latency, that put the step inside the
@@ -854,7 +854,7 @@ static int test_model_step_after_queued_work(void)
 
 static int test_model_step_before_late_completions(void)
 {
-    /* Issue 18, lavapipe beside a busy loop: submissions of 100 us, each
+    /* On lavapipe beside a busy loop: submissions of 100 us, each
      * begun 60 us after its submit and seen complete 30 us after its end,
      * 100 us apart, until the host stalls for 80 ms: it submits each 1.5 ms
      * after the one before ended and sees each complete 2.3 ms late. The
@@ -925,7 +925,7 @@ static int two_steps_in_busy_work(uint64_t late_for, uint64_t late_by)
 
 static int test_model_step_shown_small_first(void)
 {
-    /* Issue 18: after the first step the drift rests on bounds alone; the
+    /* After the first step the drift rests on bounds alone; the
      * first three completions after the second are seen 1.9 ms late, so it
      * first shows as 100 us. That was taken for a change of drift: the
      * history was dropped, the line moved by the rest of the step with
@@ -936,7 +936,7 @@ static int test_model_step_shown_small_first(void)
 
 static int test_model_step_found_late(void)
 {
-    /* Issue 18: the completions of the 40 ms after the second step are
+    /* The completions of the 40 ms after the second step are
      * seen 2.5 ms late, within the line before it: the step is found when
      * every time the model holds one by one is after it. With nothing
      * there that agrees with the line between the steps, the second was
@@ -947,7 +947,7 @@ static int test_model_step_found_late(void)
 
 static int test_model_step_before_a_stalled_frame(void)
 {
-    /* Issue 18, an idle phase on lavapipe beside a busy loop: a frame every
+    /* An idle phase on lavapipe beside a busy loop: a frame every
      * 22 ms behind a sync point, begun 160 us after it, submitted 150 us
      * before it began and seen complete 150 us after its end. The counter
      * steps 2 ms ahead 3 ms before a frame that comes 25 ms after the one
@@ -963,7 +963,7 @@ static int test_model_step_before_a_stalled_frame(void)
 
 static int test_model_step_placed_again(void)
 {
-    /* Issue 18: a host stall. Sync points every 100 ms, then submissions
+    /* A host stall. Sync points every 100 ms, then submissions
      * of 300 us back to back, each submitted 1 ms ahead and seen complete
      * 20 us after its end; the counter steps 2 ms ahead in the 25th. A
      * sync point after the 40th comes in before the completions of the
@@ -1011,7 +1011,7 @@ static int test_model_step_placed_again(void)
 
 static int test_model_step_resized(void)
 {
-    /* Issue 18, lavapipe (steps-busy-wrap-drift): a queue kept busy from
+    /* On lavapipe (steps-busy-wrap-drift): a queue kept busy from
      * the last sync point on, work of 100-400 us back to back, begun
      * 60-700 us after its submit and seen complete 40-300 us after its
      * end. 400 ms on, the counter steps 2 ms ahead in an idle of 430 us.
@@ -1097,7 +1097,7 @@ static int test_model_step_resized(void)
 
 static int test_model_step_line_after_it(void)
 {
-    /* Issue 18, lavapipe on a host loaded twice over: after the sync
+    /* On lavapipe, on a host loaded twice over: after the sync
      * points, a frame every 25 ms, 1 ms of work begun 100-340 us after its
      * submit and seen complete 100-420 us after its end. The host stalls:
      * the last frame before a 2 ms step begins 1.85 ms after its submit

@@ -11,11 +11,14 @@ end of its last). Checks, for N frames of one submit each:
   - frame zone i contains the submit zone of frame i (same GPU times) and
     lies inside frame i's CPU window [submit, fence wait returned] within
     ERR_NS;
-  - the summary puts a frame line first, with p50/p95/max.
+  - the summary's first line is the frames' GPU span (first work to last,
+    idle gaps included), with the count and the p50 and max of the frame
+    zones.
 """
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -113,10 +116,26 @@ def main():
             if len(cpu_c) != max(len(marks) - 1, 0):
                 errors.append("%d 'frame interval' counter events for %d frame marks"
                               % (len(cpu_c), len(marks)))
+            # The summary's first line: the frames' GPU span (first work to
+            # last, idle gaps included), its count and its largest value
+            # those of the frame zones; p50 the nearest-rank median, from a
+            # histogram (within 3 %).
             summary = [ln for ln in p.stderr.splitlines() if ln.startswith("gpuzones:")]
-            if not any("frame" in ln and "p95" in ln for ln in summary):
-                errors.append("the summary shows no per-frame line with p95:\n  "
+            m = re.match(r'gpuzones: GPU span per frame, first GPU work to last, idle gaps '
+                         r'included \("frame", (\d+) frames\): p50 ([\d.]+) ms, p95 ([\d.]+) ms, '
+                         r'max ([\d.]+) ms$', summary[0] if summary else "")
+            durs = sorted(z["_dur"] / 1e6 for z in frames)
+            median = durs[(len(durs) + 1) // 2 - 1] if durs else 0
+            if not m:
+                errors.append("the summary does not begin with the frames' GPU span:\n  "
                               + "\n  ".join(summary))
+            elif durs and (int(m.group(1)) != len(frames)
+                           or abs(float(m.group(4)) - durs[-1]) > 0.0015
+                           or abs(float(m.group(2)) - median) > 0.03 * median + 0.0015):
+                errors.append("the summary's frame span (%s frames, p50 %s, max %s ms) is not "
+                              "the frame zones' (%d, median %.3f, max %.3f ms)"
+                              % (m.group(1), m.group(2), m.group(4), len(frames), median,
+                                 durs[-1]))
     except SystemExit:
         pass
     finally:

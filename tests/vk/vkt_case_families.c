@@ -1,4 +1,4 @@
-/* Queue families as real drivers have them (design cases 6 and 9; issue 14):
+/* Queue families as real drivers have them (design cases 6 and 9):
  * lavapipe has one family with one queue, so this case runs with the fault
  * layer playing a second queue of the first family, a transfer-only family
  * and a transfer-only family without timestamps on lavapipe's queue
@@ -167,8 +167,9 @@ int case_families(const struct vkt_args *a)
     return 0;
 }
 
-/* The device's create info is read-only during vkCreateDevice (issue 14:
- * the layer wrote to the app's chain to turn host query reset on). Then a
+/* The device's create info is read-only during vkCreateDevice (the layer
+ * must copy the app's chain to turn host query reset on, never write to
+ * it). Then a
  * labelled buffer, submitted twice: the layer times it with the feature it
  * turned on in its copy (validation below checks it was on). */
 int case_readonly(const struct vkt_args *a)
