@@ -17,14 +17,22 @@
  * chosen by the caller through VK_INSTANCE_LAYERS. Prints one line:
  *   cpu_ns_per_frame=<n> record_ns_per_frame=<n> submit_ns_per_frame=<n>
  *   frames=<F> cmdbufs_per_frame=<T*C> submits_per_frame=<T*S>
+ *   lane_tids=<tid>,<tid>...
+ * lane_tids are the recording threads' kernel thread ids, so that a
+ * profiler's samples (bench/run: perf) can be told apart from those of the
+ * driver's and a layer's threads; they do all of the frames' recording and
+ * submitting, warm-up frames included.
  */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gz_vk_min.h"
 
@@ -48,6 +56,7 @@ struct lane {
     uint64_t cpu_ns;    /* this thread's CPU time over the timed frames */
     uint64_t record_ns; /* the part spent resetting the pool and recording */
     uint64_t submit_ns; /* the part spent in vkQueueSubmit (and its lock) */
+    long tid;
 };
 
 struct app {
@@ -146,7 +155,10 @@ static void setup_lane(struct app *app, struct lane *l)
     l->set = gz_min_vk_storage_set(app->vk.device, app->desc_pool, app->set_layout, l->src);
 }
 
-static void record(struct app *app, struct lane *l, VkCommandBuffer cb)
+/* Not inlined: bench/run and tests/countlayer/check_targets.py count the
+ * instructions run inside it, by shared object (valgrind --tool=callgrind
+ * --toggle-collect=record). */
+__attribute__((noinline)) static void record(struct app *app, struct lane *l, VkCommandBuffer cb)
 {
     static const VkDebugUtilsLabelEXT dispatch_label = {
         .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT, .pLabelName = "dispatch"};
@@ -186,6 +198,22 @@ static void record(struct app *app, struct lane *l, VkCommandBuffer cb)
     GZ_VK_CHECK(vkEndCommandBuffer(cb));
 }
 
+/* The lane's s-th vkQueueSubmit of the frame, the last with its fence. Not
+ * inlined, for the same reason as record(). */
+__attribute__((noinline)) static void submit(struct app *app, struct lane *l, uint32_t s)
+{
+    uint32_t per = app->cmdbufs / app->submits;
+    VkSubmitInfo si = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+        .commandBufferCount = per,
+        .pCommandBuffers = &l->cb[s * per],
+    };
+    bool last = s + 1 == app->submits;
+    pthread_mutex_lock(&app->queue_lock);
+    GZ_VK_CHECK(vkQueueSubmit(app->vk.queue, 1, &si, last ? l->fence : VK_NULL_HANDLE));
+    pthread_mutex_unlock(&app->queue_lock);
+}
+
 /* Adds the thread's CPU time spent recording and submitting to the lane's
  * counters (the wait for the fence is left out). */
 static void frame(struct app *app, struct lane *l, bool timed)
@@ -195,18 +223,8 @@ static void frame(struct app *app, struct lane *l, bool timed)
     for (uint32_t i = 0; i < app->cmdbufs; i++)
         record(app, l, l->cb[i]);
     uint64_t t1 = thread_cpu_ns();
-    uint32_t per = app->cmdbufs / app->submits;
-    for (uint32_t s = 0; s < app->submits; s++) {
-        VkSubmitInfo si = {
-            .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-            .commandBufferCount = per,
-            .pCommandBuffers = &l->cb[s * per],
-        };
-        bool last = s + 1 == app->submits;
-        pthread_mutex_lock(&app->queue_lock);
-        GZ_VK_CHECK(vkQueueSubmit(app->vk.queue, 1, &si, last ? l->fence : VK_NULL_HANDLE));
-        pthread_mutex_unlock(&app->queue_lock);
-    }
+    for (uint32_t s = 0; s < app->submits; s++)
+        submit(app, l, s);
     uint64_t t2 = thread_cpu_ns();
     if (timed) {
         l->record_ns += t1 - t0;
@@ -220,6 +238,7 @@ static void *lane_main(void *arg)
 {
     struct lane *l = arg;
     struct app *app = l->app;
+    l->tid = syscall(SYS_gettid);
     uint64_t t0 = 0;
     for (uint32_t f = 0; f < app->warmup + app->frames; f++) {
         if (f == app->warmup)
@@ -290,11 +309,15 @@ int main(int argc, char **argv)
         submitting += app.lanes[t].submit_ns;
     }
     printf("cpu_ns_per_frame=%llu record_ns_per_frame=%llu submit_ns_per_frame=%llu frames=%u "
-           "cmdbufs_per_frame=%u submits_per_frame=%u\n",
+           "cmdbufs_per_frame=%u submits_per_frame=%u",
            (unsigned long long)(total / app.frames), (unsigned long long)(recording / app.frames),
            (unsigned long long)(submitting / app.frames),
            app.frames, app.threads * app.cmdbufs,
            app.threads * app.submits);
+    printf(" lane_tids=");
+    for (uint32_t t = 0; t < app.threads; t++)
+        printf("%s%ld", t ? "," : "", app.lanes[t].tid);
+    printf("\n");
 
     GZ_VK_CHECK(vkDeviceWaitIdle(app.vk.device));
     for (uint32_t t = 0; t < app.threads; t++) {

@@ -20,7 +20,9 @@ fi
 
 status=0
 sh scripts/build.sh || exit 1
-meson test -C build --print-errorlogs --num-processes 2 || status=1
+# The 'targets' suite (tests/countlayer/check_targets.py) holds the goals of
+# the Vulkan path's design, not all met yet: run it by hand with --suite targets.
+meson test -C build --print-errorlogs --num-processes 2 --no-suite targets || status=1
 
 # Sanitized build: the layer, the client and the test programs are
 # instrumented (lavapipe and the loader are not). Left out there: the
@@ -46,7 +48,8 @@ LD_PRELOAD="$PWD/build-asan/tests/lsan/libgz_lsan_keep.so${LD_PRELOAD:+:$LD_PREL
 ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:intercept_tls_get_addr=0:verify_asan_link_order=0" \
 LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" \
 UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
-    meson test -C build-asan --print-errorlogs --num-processes 2 --no-suite clock --no-suite checker || status=1
+    meson test -C build-asan --print-errorlogs --num-processes 2 --no-suite clock --no-suite checker \
+    --no-suite targets || status=1
 
 # ThreadSanitizer: everything that runs our threads against each other (the
 # client's queue and worker, the layer under several app threads, device
@@ -71,7 +74,7 @@ TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
     gl-epoxy-groups gl-epoxy-state gl-direct-groups gl-direct-state gl-epoxy-contexts \
     gl-macros-shim gl-macros-no-shim gl-gpuzones-run gl-glx-groups gl-glx-macros-no-shim \
     rel-reenter rel-batch-3000 vk-fault-families vk-fault-no-calibration-labels \
-    vk-present-frames cl-stress-burst || status=1
+    vk-present-frames cl-stress-burst countlayer-threads || status=1
 
 # libFuzzer (clang): the environment parser and the JSON string writer, a
 # bounded time each on the committed seed corpus.

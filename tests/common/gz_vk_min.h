@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <vulkan/vulkan.h>
 
@@ -50,6 +51,24 @@ typedef struct gz_min_vk {
     VkQueue queue; /* index 0 of family */
 } gz_min_vk;
 
+/* GZ_TEST_APP_LAYERS=A:B: the layers the program enables itself, A nearest
+ * the application (at most 8). The loader puts the layers a program
+ * enables below those of VK_INSTANCE_LAYERS and the implicit ones, in the
+ * order given, which is how a test or benchmark places a layer under the
+ * ones it measures (tests/countlayer). buf keeps the names. */
+static inline uint32_t gz_min_vk_app_layers(char *buf, size_t size, const char *names[8])
+{
+    const char *env = getenv("GZ_TEST_APP_LAYERS");
+    uint32_t n = 0;
+    if (!env || !*env)
+        return 0;
+    snprintf(buf, size, "%s", env);
+    for (char *save = NULL, *tok = strtok_r(buf, ":", &save); tok && n < 8;
+         tok = strtok_r(NULL, ":", &save))
+        names[n++] = tok;
+    return n;
+}
+
 /* The instance and the first physical device; false (with a line on
  * stderr) when there is none. */
 static inline bool gz_min_vk_instance(gz_min_vk *v, const char *app, uint32_t api,
@@ -58,8 +77,13 @@ static inline bool gz_min_vk_instance(gz_min_vk *v, const char *app, uint32_t ap
     VkApplicationInfo ai = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                             .pApplicationName = app,
                             .apiVersion = api};
+    char layer_buf[512];
+    const char *layers[8];
+    uint32_t nlayers = gz_min_vk_app_layers(layer_buf, sizeof layer_buf, layers);
     GZ_VK_CHECK(vkCreateInstance(&(VkInstanceCreateInfo){.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
                                                          .pApplicationInfo = &ai,
+                                                         .enabledLayerCount = nlayers,
+                                                         .ppEnabledLayerNames = layers,
                                                          .enabledExtensionCount = nexts,
                                                          .ppEnabledExtensionNames = exts},
                                  NULL, &v->instance));
