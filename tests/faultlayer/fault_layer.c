@@ -10,6 +10,11 @@
  *                                hidden, the hostQueryReset feature reported
  *                                false, and device creation refused if it is
  *                                asked for anyway
+ *   GZFAULT_HIDE_TIMELINE=1      no timeline semaphores as far as feature
+ *                                queries tell (VK_KHR_timeline_semaphore
+ *                                hidden, timelineSemaphore reported false):
+ *                                gpuzones then proves completion without
+ *                                its own semaphore
  *   GZFAULT_HOST_DOMAIN_RAW=1    calibrated timestamps offer CLOCK_MONOTONIC_RAW
  *                                as the only host domain (as pocl and some
  *                                drivers do), in place of lavapipe's
@@ -456,8 +461,21 @@ static bool hidden_extension(const char *name)
         (!strcmp(name, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME) ||
          !strcmp(name, "VK_KHR_calibrated_timestamps")))
         return true;
+    if (env_on("GZFAULT_HIDE_TIMELINE") && !strcmp(name, VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME))
+        return true;
     return env_on("GZFAULT_HIDE_HOST_QUERY_RESET") &&
            !strcmp(name, VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
+}
+
+/* The timelineSemaphore flags in a queried features chain. */
+static void hide_timeline(void *chain)
+{
+    for (VkBaseOutStructure *s = chain; s; s = s->pNext) {
+        if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES)
+            ((VkPhysicalDeviceTimelineSemaphoreFeatures *)s)->timelineSemaphore = VK_FALSE;
+        if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES)
+            ((VkPhysicalDeviceVulkan12Features *)s)->timelineSemaphore = VK_FALSE;
+    }
 }
 
 /* The hostQueryReset flags in a features chain (queried or requested). */
@@ -483,6 +501,8 @@ static void features2(VkPhysicalDevice phys, VkPhysicalDeviceFeatures2 *f, bool 
         while ((flag = next_hqr_flag(&chain)))
             *flag = VK_FALSE;
     }
+    if (env_on("GZFAULT_HIDE_TIMELINE"))
+        hide_timeline(f->pNext);
 }
 
 static VKAPI_ATTR void VKAPI_CALL GetPhysicalDeviceFeatures2(VkPhysicalDevice phys,

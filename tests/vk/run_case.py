@@ -117,6 +117,8 @@ def layer_env(args, tmp, trace, enable_layer=True):
     if enable_layer:
         env["VK_ADD_LAYER_PATH"] = os.path.abspath(args.layer_dir)
         layers.append(LAYER)
+        if args.readback:
+            env["GPUZONES_VK_READBACK"] = args.readback
     if args.fault:
         # The fault layer sits right below ours, so we see the fault and
         # validation (below it) still sees everything the driver gets.
@@ -911,6 +913,8 @@ def main():
     ap.add_argument("--slack-us", type=float, default=DEFAULT_GPU_SLACK_NS / 1000.0,
                     help="allowed GPU zone overhang outside the host window (default %(default)s)")
     ap.add_argument("--icd", default=LAVAPIPE_ICD, help="VK_ICD_FILENAMES value (default lavapipe)")
+    ap.add_argument("--readback", choices=("host", "copy"),
+                    help="GPUZONES_VK_READBACK for the layer (default: the driver's own path)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ap.add_argument("--fault", action="append", default=[], metavar="GZFAULT_X=V",
                     help="load the clock-fault layer below ours with this setting (repeatable)")
