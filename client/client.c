@@ -232,6 +232,11 @@ gz_vk_readback_mode gz_client_vk_readback(void)
     return gz_the_client.cfg.vk_readback;
 }
 
+bool gz_client_verbose(void)
+{
+    return gz_the_client.cfg.summary_verbose;
+}
+
 bool gz_emit(const gz_item *item)
 {
     return running() && gz_queue_push(&gz_the_client.queue, item);

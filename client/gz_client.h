@@ -72,6 +72,8 @@ const char *gz_client_frontend_names(char *buf, size_t size);
 GZ_EXPORT bool gz_client_running(void);
 GZ_EXPORT gz_level gz_client_level(void);
 GZ_EXPORT gz_vk_readback_mode gz_client_vk_readback(void);
+/* GPUZONES_SUMMARY=2: say how each GPU context is timed, in full. */
+GZ_EXPORT bool gz_client_verbose(void);
 
 /* Interns a string (copies it): ids are stable for the process lifetime.
  * Returns 0 for the empty name, and for names that no longer fit the

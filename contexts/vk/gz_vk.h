@@ -24,6 +24,9 @@ typedef VkResult (*gz_vk_set_loader_data_fn)(VkDevice device, void *object);
 enum {
     GZ_VK_FN_EXPLICIT = 1, /* an explicit context needs it */
     GZ_VK_FN_BY_HAND = 2,  /* its name depends on the device: loaded by the device code */
+    GZ_VK_FN_RECORDING = 4, /* a hook needed only while recordings are timed (GPUZONES_LEVEL
+                               cmdbuf and up): at the submit level the app's recording
+                               calls go straight to the next layer */
 };
 
 /* Device-level functions, from the one list (gz_vk_fns.h). A context only

@@ -66,6 +66,15 @@ gz_vk_queue *gz_vk_queue_new(gz_vk_device *dev, VkQueue handle, uint32_t family,
     default_name(q, q->name, sizeof q->name);
     q->track = gz_track_new(GZ_API_VULKAN, q->name, dev->info.timestamp_period, q->valid_bits, 0);
     gz_vk_calibrate_track(dev, q->track);
+    if (gz_client_verbose())
+        gz_log("%s: %s; completion from %s; queries reset %s", q->name,
+               q->readback == GZ_VK_READ_COPY
+                   ? "results copied to host memory by the GPU at each command buffer's end "
+                     "(the driver's host read waits for the whole device)"
+                   : "results read on the host (vkGetQueryPoolResults, no wait)",
+               dev->info.timeline ? "the layer's timeline semaphore" : "the app's waits and the "
+                                                                       "results themselves",
+               dev->info.host_query_reset ? "on the host" : "by command buffers of the layer's");
     return q;
 }
 
