@@ -25,7 +25,16 @@ static entry *pages[MAX_NAMES / PAGE_SIZE];
 static uint32_t next_id = 1;
 static uint64_t bytes_used;
 static uint64_t dropped;
-/* open addressing: slot → id (0 = empty) */
+/* Open addressing: slot → id (0 = empty). The table the lock-free lookups
+ * read is published whole (slots and capacity together); a grown table
+ * replaces it, and the old one stays allocated until gz_intern_reset, so a
+ * reader that still holds it reads valid, if older, slots. */
+typedef struct table_view {
+    uint32_t *slots;
+    uint32_t cap;
+    struct table_view *retired; /* the one it replaced */
+} table_view;
+static table_view *view; /* atomic */
 static uint32_t *table;
 static uint32_t table_cap;
 
@@ -43,15 +52,19 @@ static uint64_t hash_bytes(const char *s, size_t len)
 
 static entry *entry_of(uint32_t id)
 {
-    return &pages[id >> PAGE_BITS][id & (PAGE_SIZE - 1)];
+    return &__atomic_load_n(&pages[id >> PAGE_BITS], __ATOMIC_ACQUIRE)[id & (PAGE_SIZE - 1)];
 }
 
 static bool grow_table(void)
 {
     uint32_t cap = table_cap ? table_cap * 2 : 1024;
     uint32_t *t = calloc(cap, sizeof *t);
-    if (!t)
+    table_view *v = malloc(sizeof *v);
+    if (!t || !v) {
+        free(t);
+        free(v);
         return false;
+    }
     for (uint32_t i = 0; i < table_cap; i++) {
         uint32_t id = table[i];
         if (!id)
@@ -61,10 +74,28 @@ static bool grow_table(void)
             slot = (slot + 1) & (cap - 1);
         t[slot] = id;
     }
-    free(table);
     table = t;
     table_cap = cap;
+    *v = (table_view){.slots = t, .cap = cap, .retired = view};
+    __atomic_store_n(&view, v, __ATOMIC_RELEASE);
     return true;
+}
+
+/* The name's id if it is interned already, without the lock (the hot path:
+ * the same label names come back every frame); 0 when not found. */
+static uint32_t find_published(const char *s, size_t len, uint64_t h)
+{
+    const table_view *v = __atomic_load_n(&view, __ATOMIC_ACQUIRE);
+    if (!v)
+        return 0;
+    for (uint32_t slot = (uint32_t)h & (v->cap - 1);; slot = (slot + 1) & (v->cap - 1)) {
+        uint32_t id = __atomic_load_n(&v->slots[slot], __ATOMIC_ACQUIRE);
+        if (!id)
+            return 0;
+        const entry *e = entry_of(id);
+        if (e->hash == h && e->len == len && !memcmp(e->str, s, len))
+            return id;
+    }
 }
 
 /* Under lock: finds or adds the name; 0 when it does not fit. */
@@ -101,7 +132,9 @@ static uint32_t find_or_add(const char *s, size_t len, uint64_t h)
     uint32_t slot = (uint32_t)h & (table_cap - 1);
     while (table[slot])
         slot = (slot + 1) & (table_cap - 1);
-    table[slot] = id;
+    /* Published after its entry: a lock-free reader that sees the id sees
+     * the name. */
+    __atomic_store_n(&table[slot], id, __ATOMIC_RELEASE);
     next_id++;
     bytes_used += len + 1;
     return id;
@@ -114,8 +147,11 @@ uint32_t gz_intern(const char *s, size_t len)
     if (len > MAX_NAME_LEN)
         len = MAX_NAME_LEN; /* a megabyte label keeps its first 4 KiB */
     uint64_t h = hash_bytes(s, len);
+    uint32_t id = find_published(s, len, h);
+    if (id)
+        return id;
     pthread_mutex_lock(&lock);
-    uint32_t id = find_or_add(s, len, h);
+    id = find_or_add(s, len, h);
     if (!id) {
         dropped++;
         id = find_or_add(dropped_name, sizeof dropped_name - 1,
@@ -161,7 +197,12 @@ void gz_intern_reset(void)
         free(pages[p]);
         pages[p] = NULL;
     }
-    free(table);
+    for (table_view *v = __atomic_exchange_n(&view, NULL, __ATOMIC_ACQ_REL); v;) {
+        table_view *older = v->retired;
+        free(v->slots);
+        free(v);
+        v = older;
+    }
     table = NULL;
     table_cap = 0;
     next_id = 1;

@@ -76,8 +76,10 @@ GZ_EXPORT void gz_vk_queue_set_name(gz_vk_queue *q, const char *name);
  * handle (the context keeps the map, so the explicit API finds them too).
  * The app synchronizes the calls on one pool (Vulkan's rule). */
 typedef struct gz_vk_cmdpool gz_vk_cmdpool;
+/* user: the layer's own record for the pool's device, handed back by
+ * gz_vk_cmdbuf_user for its command buffers (one lookup per hooked call). */
 GZ_EXPORT gz_vk_cmdpool *gz_vk_cmdpool_new(gz_vk_device *dev, uint32_t family,
-                                          bool protected_pool);
+                                          bool protected_pool, void *user);
 /* vkDestroyCommandPool: its command buffers go with it. */
 GZ_EXPORT void gz_vk_cmdpool_free(gz_vk_cmdpool *p);
 /* vkResetCommandPool. */
@@ -89,6 +91,8 @@ GZ_EXPORT void gz_vk_cmdbuf_new(gz_vk_cmdpool *p, VkCommandBuffer cb, bool secon
 GZ_EXPORT void gz_vk_cmdbuf_free(VkCommandBuffer cb);
 /* The context of cb; NULL when it is not tracked. */
 GZ_EXPORT gz_vk_cmdbuf *gz_vk_cmdbuf_find(VkCommandBuffer cb);
+/* The user pointer of cb's pool. */
+GZ_EXPORT void *gz_vk_cmdbuf_user(const gz_vk_cmdbuf *cb);
 /* vkBeginCommandBuffer (also an implicit reset), after it was passed down:
  * the recording may write commands from here. */
 GZ_EXPORT void gz_vk_cmdbuf_begin(gz_vk_cmdbuf *cb, const VkCommandBufferBeginInfo *info);

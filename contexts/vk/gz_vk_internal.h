@@ -170,6 +170,7 @@ struct gz_vk_recording {
      * execution, recorded at its first submission on queue reset_q. */
     VkCommandBuffer reset_cb;
     struct gz_vk_queue *reset_q;
+    gz_vk_recording *next_spare; /* in the device's spares, once gone */
 };
 
 struct gz_vk_cmdbuf {
@@ -181,7 +182,9 @@ struct gz_vk_cmdbuf {
     uint32_t family;
     bool secondary;
     bool protected_pool;
+    void *user;    /* the pool's */
     uint32_t name; /* interned debug name, 0 = none */
+    uint32_t name_cache[2]; /* its last first label and the zone name made of it */
     gz_vk_recording *rec;
     bool recording; /* atomic: between vkBegin- and vkEndCommandBuffer */
 };
@@ -294,6 +297,7 @@ struct gz_vk_queue {
 
     gz_vk_record *log; /* ring of records */
     uint32_t log_cap, log_head, log_count;
+    uint32_t log_done; /* records from the log's head that a wait of the app's saw complete */
     gz_vk_exec *execs; /* ring of the records' command buffers */
     uint32_t exec_cap, exec_head, exec_count;
 
@@ -352,6 +356,9 @@ struct gz_vk_device {
 
     gz_vk_queries queries;
     pthread_mutex_t use_lock; /* recordings' newest uses */
+    pthread_mutex_t spare_lock;
+    gz_vk_recording *spare; /* recordings gone, their arrays kept (vk_recording.c) */
+    uint32_t nspare;
 
     uint64_t untimed[GZ_VK_UNTIMED_COUNT]; /* atomic: label zones not timed, by reason */
     uint64_t untimed_cmdbufs[GZ_VK_UNTIMED_COUNT]; /* atomic: command buffer zones, by reason */
@@ -431,8 +438,6 @@ void gz_vk_queries_recycle(gz_vk_device *dev);
 /* The set's next n queries (contiguous, one chunk): the global index of the
  * first, and its value index in *value; GZ_VK_NO_QUERY when none is left. */
 uint32_t gz_vk_qset_take(gz_vk_device *dev, gz_vk_qset *set, uint32_t n, uint32_t *value);
-/* Gives the set's chunks back and empties it. */
-void gz_vk_qset_release(gz_vk_device *dev, gz_vk_qset *set);
 /* Resets the set's queries on the host (host query reset) and marks their
  * copies unwritten, before a use: the previous use has completed. */
 void gz_vk_qset_reset_host(gz_vk_device *dev, const gz_vk_qset *set);
@@ -496,7 +501,9 @@ void gz_vk_recording_next_subpass(gz_vk_recording *rec);
 void gz_vk_recording_render_pass_end(gz_vk_recording *rec);
 void gz_vk_recording_execute(gz_vk_recording *rec, VkCommandBuffer cb,
                              gz_vk_recording *const *secs, uint32_t n);
-void gz_vk_recording_end(gz_vk_recording *rec, VkCommandBuffer cb);
+void gz_vk_recording_end(gz_vk_recording *rec, VkCommandBuffer cb, uint32_t name_cache[2]);
+/* Frees the recordings kept for reuse (the device is going). */
+void gz_vk_recordings_destroy(gz_vk_device *dev);
 
 /* vk_uses.c: each execution of a recording is a use of its queries */
 /* A new use of rec by a submission of call on q (the submitting thread,

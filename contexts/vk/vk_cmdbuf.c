@@ -13,23 +13,42 @@
  * explicit API's checks, which see only handles. */
 static gz_handle_map cmdbufs = GZ_HANDLE_MAP_INITIALIZER; /* no once-check per lookup */
 
+/* Each thread remembers the command buffer it looked up last: a recording
+ * thread asks for the same one call after call. Any removal from the map
+ * makes every thread's memory stale (the handle may come back as another
+ * command buffer). */
+static uint64_t removals; /* atomic */
+static __thread struct {
+    VkCommandBuffer handle;
+    gz_vk_cmdbuf *cb;
+    uint64_t removals;
+} last_found;
+
+static void removed(void)
+{
+    __atomic_add_fetch(&removals, 1, __ATOMIC_ACQ_REL);
+}
+
 /* A pool's command buffers. The app synchronizes the calls on a pool
  * (Vulkan's rule): no lock. */
 struct gz_vk_cmdpool {
     gz_vk_device *dev;
     uint32_t family;
     bool protected_pool;
+    void *user;
     gz_vk_cmdbuf **cbs;
     uint32_t count, cap;
 };
 
-gz_vk_cmdpool *gz_vk_cmdpool_new(gz_vk_device *dev, uint32_t family, bool protected_pool)
+gz_vk_cmdpool *gz_vk_cmdpool_new(gz_vk_device *dev, uint32_t family, bool protected_pool,
+                                 void *user)
 {
     gz_vk_cmdpool *p = calloc(1, sizeof *p);
     if (p) {
         p->dev = dev;
         p->family = family;
         p->protected_pool = protected_pool;
+        p->user = user;
     }
     return p;
 }
@@ -69,10 +88,11 @@ void gz_vk_cmdpool_free(gz_vk_cmdpool *p)
     if (!p)
         return;
     /* Destroying a pool frees its command buffers. */
-    for (uint32_t i = 0; i < p->count; i++) {
+    for (uint32_t i = 0; i < p->count; i++)
         gz_handle_map_remove_node(&cmdbufs, &p->cbs[i]->node);
+    removed();
+    for (uint32_t i = 0; i < p->count; i++)
         cmdbuf_free(p->cbs[i]);
-    }
     free(p->cbs);
     free(p);
 }
@@ -97,11 +117,13 @@ void gz_vk_cmdbuf_new(gz_vk_cmdpool *p, VkCommandBuffer handle, bool secondary)
     cb->family = p->family;
     cb->secondary = secondary;
     cb->protected_pool = p->protected_pool;
+    cb->user = p->user;
     gz_handle_node *old = gz_handle_map_put(&cmdbufs, GZ_HANDLE_KEY(handle), &cb->node);
     if (old) {
         /* A handle the app freed without telling us (its pool reset by the
          * driver's rules, or an untracked free): the stale record goes. */
         gz_vk_cmdbuf *stale = gz_container_of(old, gz_vk_cmdbuf, node);
+        removed();
         pool_remove(stale);
         cmdbuf_free(stale);
     }
@@ -113,14 +135,29 @@ void gz_vk_cmdbuf_free(VkCommandBuffer handle)
     if (!n)
         return;
     gz_vk_cmdbuf *cb = gz_container_of(n, gz_vk_cmdbuf, node);
+    removed();
     pool_remove(cb);
     cmdbuf_free(cb);
 }
 
 gz_vk_cmdbuf *gz_vk_cmdbuf_find(VkCommandBuffer handle)
 {
+    uint64_t now = __atomic_load_n(&removals, __ATOMIC_ACQUIRE);
+    if (handle && last_found.handle == handle && last_found.removals == now)
+        return last_found.cb;
     gz_handle_node *n = gz_handle_map_get(&cmdbufs, GZ_HANDLE_KEY(handle));
-    return n ? gz_container_of(n, gz_vk_cmdbuf, node) : NULL;
+    gz_vk_cmdbuf *cb = n ? gz_container_of(n, gz_vk_cmdbuf, node) : NULL;
+    if (cb) {
+        last_found.handle = handle;
+        last_found.cb = cb;
+        last_found.removals = now;
+    }
+    return cb;
+}
+
+void *gz_vk_cmdbuf_user(const gz_vk_cmdbuf *cb)
+{
+    return cb->user;
 }
 
 int gz_vk_cmdbuf_recording(VkCommandBuffer handle)
@@ -164,7 +201,7 @@ void gz_vk_cmdbuf_end(gz_vk_cmdbuf *cb)
 {
     gz_vk_recording *rec = recording(cb);
     if (rec)
-        gz_vk_recording_end(rec, cb->handle);
+        gz_vk_recording_end(rec, cb->handle, cb->name_cache);
     __atomic_store_n(&cb->recording, false, __ATOMIC_RELEASE);
 }
 

@@ -114,6 +114,7 @@ gz_vk_device *gz_vk_device_new(const gz_vk_device_info *info)
     dev->readback = choose_readback(info);
     pthread_mutex_init(&dev->lock, NULL);
     pthread_mutex_init(&dev->use_lock, NULL);
+    pthread_mutex_init(&dev->spare_lock, NULL);
     if (!gz_vk_queries_init(dev)) {
         pthread_mutex_destroy(&dev->lock);
         pthread_mutex_destroy(&dev->use_lock);
@@ -242,9 +243,11 @@ void gz_vk_device_destroy(gz_vk_device *dev)
     for (uint32_t i = 0; i < dev->nqueues; i++)
         gz_vk_queue_destroy(dev->queues[i]);
     report_untimed(dev);
+    gz_vk_recordings_destroy(dev);
     gz_vk_queries_destroy(dev);
     pthread_mutex_destroy(&dev->lock);
     pthread_mutex_destroy(&dev->use_lock);
+    pthread_mutex_destroy(&dev->spare_lock);
     free(dev->valid_bits);
     free(dev->family_flags);
     free(dev);

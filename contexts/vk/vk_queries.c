@@ -235,14 +235,6 @@ uint32_t gz_vk_qset_take(gz_vk_device *dev, gz_vk_qset *set, uint32_t n, uint32_
     return first;
 }
 
-void gz_vk_qset_release(gz_vk_device *dev, gz_vk_qset *set)
-{
-    gz_vk_chunks_give(dev, set->chunks, set->nchunks);
-    free(set->chunks);
-    free(set->ranges);
-    memset(set, 0, sizeof *set);
-}
-
 void gz_vk_qset_reset_host(gz_vk_device *dev, const gz_vk_qset *set)
 {
     /* Whole chunks: every query a use may have written, and none other's. */

@@ -333,6 +333,8 @@ void gz_vk_queue_collect(gz_vk_queue *q, bool final)
         }
         q->log_head = (q->log_head + 1) % q->log_cap;
         q->log_count--;
+        if (q->log_done)
+            q->log_done--;
         pthread_mutex_unlock(&q->lock);
         if (execs)
             release_execs(execs, r.nexecs);
@@ -385,21 +387,25 @@ void gz_vk_queue_waited(gz_vk_queue *q, const VkFence *fences, uint32_t nfences,
     if (!q->track)
         return;
     pthread_mutex_lock(&q->lock);
-    for (uint32_t i = 0; q->ring_ready && i < q->log_count; i++) {
-        gz_vk_record *r = gz_vk_log_at(q, i);
-        if (r->kind != REC_BATCH || !r->submitted || r->done_ns)
+    /* The newest batch the wait covers; a fence covers everything submitted
+     * before it on the queue too. */
+    uint32_t upto = 0;
+    for (uint32_t i = q->ring_ready ? q->log_count : 0; i-- > q->log_done && !upto;) {
+        const gz_vk_record *r = gz_vk_log_at(q, i);
+        if (r->kind != REC_BATCH || !r->submitted)
             continue;
         bool waited = !fences;
         for (uint32_t k = 0; !waited && r->fence && k < nfences; k++)
             waited = fences[k] == r->fence && (all || nfences == 1);
-        if (!waited)
-            continue;
-        /* A fence covers everything submitted before it on the queue. */
-        for (uint32_t k = 0; k <= i; k++) {
-            gz_vk_record *e = gz_vk_log_at(q, k);
-            if (e->kind == REC_BATCH && e->submitted && !e->done_ns)
-                e->done_ns = done_ns;
-        }
+        if (waited)
+            upto = i + 1;
     }
+    for (uint32_t k = q->log_done; k < upto; k++) {
+        gz_vk_record *e = gz_vk_log_at(q, k);
+        if (e->kind == REC_BATCH && e->submitted && !e->done_ns)
+            e->done_ns = done_ns;
+    }
+    if (upto > q->log_done)
+        q->log_done = upto;
     pthread_mutex_unlock(&q->lock);
 }

@@ -64,10 +64,60 @@ static uint32_t inherited_views(const VkCommandBufferBeginInfo *info)
     return mask;
 }
 
+/* Recordings gone, kept with their arrays for the next ones: a program
+ * records its command buffers anew every frame, and the arrays they need
+ * are the same frame after frame. */
+#define SPARE_RECORDINGS 256u
+
+/* A recording as new, its arrays (emptied) from a spare where there is
+ * one. */
+static gz_vk_recording *take_recording(gz_vk_device *dev)
+{
+    pthread_mutex_lock(&dev->spare_lock);
+    gz_vk_recording *rec = dev->spare;
+    if (rec) {
+        dev->spare = rec->next_spare;
+        dev->nspare--;
+    }
+    pthread_mutex_unlock(&dev->spare_lock);
+    if (!rec)
+        return calloc(1, sizeof *rec);
+    gz_vk_recording keep = *rec;
+    memset(rec, 0, sizeof *rec);
+    rec->ops = keep.ops;
+    rec->ops_cap = keep.ops_cap;
+    rec->secs = keep.secs;
+    rec->secs_cap = keep.secs_cap;
+    rec->set.chunks = keep.set.chunks;
+    rec->set.chunks_cap = keep.set.chunks_cap;
+    rec->set.ranges = keep.set.ranges;
+    rec->set.ranges_cap = keep.set.ranges_cap;
+    return rec;
+}
+
+static void free_recording(gz_vk_recording *rec)
+{
+    free(rec->secs);
+    free(rec->ops);
+    free(rec->set.chunks);
+    free(rec->set.ranges);
+    free(rec);
+}
+
+void gz_vk_recordings_destroy(gz_vk_device *dev)
+{
+    while (dev->spare) {
+        gz_vk_recording *rec = dev->spare;
+        dev->spare = rec->next_spare;
+        free_recording(rec);
+    }
+    dev->nspare = 0;
+}
+
 gz_vk_recording *gz_vk_recording_new(gz_vk_cmdbuf *cb, const VkCommandBufferBeginInfo *info)
 {
     gz_vk_device *dev = cb->dev;
-    gz_vk_recording *rec = calloc(1, sizeof *rec);
+    gz_vk_recording *rec = take_recording(dev);
     if (!rec)
         return NULL;
     VkCommandBufferUsageFlags flags = info ? info->flags : 0;
@@ -102,16 +152,23 @@ void gz_vk_recording_unref(gz_vk_recording *rec)
     /* No use is left unread: every command that wrote, reset or copied its
      * queries has completed. */
     gz_vk_device *dev = rec->dev;
-    gz_vk_qset_release(dev, &rec->set);
+    gz_vk_chunks_give(dev, rec->set.chunks, rec->set.nchunks);
     for (uint32_t i = 0; i < rec->nsecs; i++)
         gz_vk_recording_unref(rec->secs[i]);
     gz_vk_reset_cb_free(rec);
     gz_vk_use_unref(rec->last); /* the recording's own reference to its newest use */
     free(rec->first.snap);
-    free(rec->secs);
     free(rec->sec_offset);
-    free(rec->ops);
-    free(rec);
+    pthread_mutex_lock(&dev->spare_lock);
+    bool kept = dev->nspare < SPARE_RECORDINGS;
+    if (kept) {
+        rec->next_spare = dev->spare;
+        dev->spare = rec;
+        dev->nspare++;
+    }
+    pthread_mutex_unlock(&dev->spare_lock);
+    if (!kept)
+        free_recording(rec);
 }
 
 static uint32_t popcount(uint32_t v)
@@ -344,23 +401,31 @@ static void finish_layout(gz_vk_recording *rec)
 }
 
 /* An unnamed command buffer's zone is named after the first label it
- * records ("cmdbuf: Shadows"): what a user recognises. */
-static void name_after_first_label(gz_vk_recording *rec)
+ * records ("cmdbuf: Shadows"): what a user recognises. cache holds the
+ * last label and name of this command buffer: a command buffer recorded
+ * anew each frame names itself once. */
+static void name_after_first_label(gz_vk_recording *rec, uint32_t cache[2])
 {
     for (uint32_t i = 0; i < rec->nops; i++) {
         if (rec->ops[i].kind != OP_LABEL_BEGIN)
             continue;
+        if (cache[0] && cache[0] == rec->ops[i].name) {
+            rec->default_name = cache[1];
+            return;
+        }
         size_t len;
         const char *label = gz_intern_str(rec->ops[i].name, &len);
         char name[128];
         int n = snprintf(name, sizeof name, "cmdbuf: %.*s", (int)(len > 100 ? 100 : len), label);
         rec->default_name =
             n > 0 ? gz_intern(name, (size_t)n < sizeof name ? (size_t)n : sizeof name - 1) : 0;
+        cache[0] = rec->ops[i].name;
+        cache[1] = rec->default_name;
         return;
     }
 }
 
-void gz_vk_recording_end(gz_vk_recording *rec, VkCommandBuffer cb)
+void gz_vk_recording_end(gz_vk_recording *rec, VkCommandBuffer cb, uint32_t name_cache[2])
 {
     gz_vk_device *dev = rec->dev;
     if (rec->timed && !rec->secondary) {
@@ -385,7 +450,7 @@ void gz_vk_recording_end(gz_vk_recording *rec, VkCommandBuffer cb)
         }
     }
     finish_layout(rec);
-    name_after_first_label(rec);
+    name_after_first_label(rec, name_cache);
     __atomic_store_n(&rec->ended, true, __ATOMIC_RELEASE);
 }
 

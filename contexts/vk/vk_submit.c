@@ -277,7 +277,7 @@ void gz_vk_submit_end(gz_vk_submit *s, VkResult result)
      * callback re-entering us during the call down may have logged after
      * them: found from the tail. None is submitted yet, so the worker has
      * read nothing from the first of them on. */
-    uint32_t found = 0;
+    uint32_t found = 0, first_failed = q->log_count;
     for (uint32_t i = q->log_count; found < s->nrecords && i-- > 0;) {
         gz_vk_record *r = gz_vk_log_at(q, i);
         if (r->kind != REC_BATCH || r->call != s->call)
@@ -298,6 +298,7 @@ void gz_vk_submit_end(gz_vk_submit *s, VkResult result)
         }
         gz_vk_record_release(q, r);
         r->call = UINT64_MAX;
+        first_failed = i;
     }
     if (result != VK_SUCCESS) {
         uint32_t kept = 0;
@@ -305,6 +306,8 @@ void gz_vk_submit_end(gz_vk_submit *s, VkResult result)
             if (gz_vk_log_at(q, i)->call != UINT64_MAX)
                 *gz_vk_log_at(q, kept++) = *gz_vk_log_at(q, i);
         q->log_count = kept;
+        if (q->log_done > first_failed)
+            q->log_done = first_failed;
     }
     pthread_mutex_unlock(&q->lock);
     for (uint32_t x = 0; x < ndrop; x++) {

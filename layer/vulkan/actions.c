@@ -10,8 +10,8 @@
 #define ACTION(name, params, args)                                                                 \
     VKAPI_ATTR void VKAPI_CALL gz_hook_##name params                                              \
     {                                                                                              \
-        layer_device *dev = gz_layer_device(cb);                                                   \
-        gz_vk_cmdbuf *c = dev->ctx ? gz_vk_cmdbuf_find(cb) : NULL;                                 \
+        gz_vk_cmdbuf *c;                                                                           \
+        layer_device *dev = gz_layer_cmdbuf(cb, &c);                                               \
         if (c)                                                                                     \
             gz_vk_cmdbuf_action(c);                                                                \
         dev->fns.name args;                                                                        \
@@ -123,26 +123,20 @@ ACTION(CmdCopyQueryPoolResults,
 
 /* ---- render pass instances ---------------------------------------------- */
 
-static gz_vk_cmdbuf *tracked(layer_device *dev, VkCommandBuffer cb)
+static layer_device *begin_render_pass(VkCommandBuffer cb, VkRenderPass pass, gz_vk_cmdbuf **c)
 {
-    return dev->ctx ? gz_vk_cmdbuf_find(cb) : NULL;
-}
-
-static void begin_render_pass(layer_device *dev, VkCommandBuffer cb, VkRenderPass pass,
-                              gz_vk_cmdbuf **c)
-{
-    *c = tracked(dev, cb);
+    layer_device *dev = gz_layer_cmdbuf(cb, c);
     if (*c)
         gz_vk_cmdbuf_render_pass_begin(*c, pass);
+    return dev;
 }
 
 VKAPI_ATTR void VKAPI_CALL gz_hook_CmdBeginRenderPass(VkCommandBuffer cb,
                                                       const VkRenderPassBeginInfo *info,
                                                       VkSubpassContents contents)
 {
-    layer_device *dev = gz_layer_device(cb);
     gz_vk_cmdbuf *c;
-    begin_render_pass(dev, cb, info->renderPass, &c);
+    layer_device *dev = begin_render_pass(cb, info->renderPass, &c);
     dev->fns.CmdBeginRenderPass(cb, info, contents);
     if (c)
         gz_vk_cmdbuf_render_pass_begun(c, info->renderPass);
@@ -153,9 +147,8 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_CmdBeginRenderPass(VkCommandBuffer cb,
                                               const VkRenderPassBeginInfo *info,                   \
                                               const VkSubpassBeginInfo *sub)                       \
     {                                                                                              \
-        layer_device *dev = gz_layer_device(cb);                                                   \
         gz_vk_cmdbuf *c;                                                                           \
-        begin_render_pass(dev, cb, info->renderPass, &c);                                          \
+        layer_device *dev = begin_render_pass(cb, info->renderPass, &c);                           \
         dev->fns.name(cb, info, sub);                                                              \
         if (c)                                                                                     \
             gz_vk_cmdbuf_render_pass_begun(c, info->renderPass);                                   \
@@ -165,9 +158,9 @@ BEGIN_RENDER_PASS2(CmdBeginRenderPass2KHR)
 
 VKAPI_ATTR void VKAPI_CALL gz_hook_CmdNextSubpass(VkCommandBuffer cb, VkSubpassContents contents)
 {
-    layer_device *dev = gz_layer_device(cb);
+    gz_vk_cmdbuf *c;
+    layer_device *dev = gz_layer_cmdbuf(cb, &c);
     dev->fns.CmdNextSubpass(cb, contents);
-    gz_vk_cmdbuf *c = tracked(dev, cb);
     if (c)
         gz_vk_cmdbuf_next_subpass(c);
 }
@@ -176,9 +169,9 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_CmdNextSubpass(VkCommandBuffer cb, VkSubpassC
     VKAPI_ATTR void VKAPI_CALL gz_hook_##name(VkCommandBuffer cb, const VkSubpassBeginInfo *b,     \
                                               const VkSubpassEndInfo *e)                           \
     {                                                                                              \
-        layer_device *dev = gz_layer_device(cb);                                                   \
+        gz_vk_cmdbuf *c;                                                   \
+        layer_device *dev = gz_layer_cmdbuf(cb, &c);                                                   \
         dev->fns.name(cb, b, e);                                                                   \
-        gz_vk_cmdbuf *c = tracked(dev, cb);                                                        \
         if (c)                                                                                     \
             gz_vk_cmdbuf_next_subpass(c);                                                          \
     }
@@ -187,9 +180,9 @@ NEXT_SUBPASS2(CmdNextSubpass2KHR)
 
 VKAPI_ATTR void VKAPI_CALL gz_hook_CmdEndRenderPass(VkCommandBuffer cb)
 {
-    layer_device *dev = gz_layer_device(cb);
+    gz_vk_cmdbuf *c;
+    layer_device *dev = gz_layer_cmdbuf(cb, &c);
     dev->fns.CmdEndRenderPass(cb);
-    gz_vk_cmdbuf *c = tracked(dev, cb);
     if (c)
         gz_vk_cmdbuf_render_pass_end(c);
 }
@@ -197,9 +190,9 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_CmdEndRenderPass(VkCommandBuffer cb)
 #define END_RENDER_PASS2(name)                                                                     \
     VKAPI_ATTR void VKAPI_CALL gz_hook_##name(VkCommandBuffer cb, const VkSubpassEndInfo *e)      \
     {                                                                                              \
-        layer_device *dev = gz_layer_device(cb);                                                   \
+        gz_vk_cmdbuf *c;                                                   \
+        layer_device *dev = gz_layer_cmdbuf(cb, &c);                                                   \
         dev->fns.name(cb, e);                                                                      \
-        gz_vk_cmdbuf *c = tracked(dev, cb);                                                        \
         if (c)                                                                                     \
             gz_vk_cmdbuf_render_pass_end(c);                                                       \
     }
@@ -209,8 +202,8 @@ END_RENDER_PASS2(CmdEndRenderPass2KHR)
 #define BEGIN_RENDERING(name)                                                                      \
     VKAPI_ATTR void VKAPI_CALL gz_hook_##name(VkCommandBuffer cb, const VkRenderingInfo *info)     \
     {                                                                                              \
-        layer_device *dev = gz_layer_device(cb);                                                   \
-        gz_vk_cmdbuf *c = tracked(dev, cb);                                                        \
+        gz_vk_cmdbuf *c;                                                                           \
+        layer_device *dev = gz_layer_cmdbuf(cb, &c);                                               \
         if (c)                                                                                     \
             gz_vk_cmdbuf_rendering_begin(c, info);                                                 \
         dev->fns.name(cb, info);                                                                   \
@@ -223,9 +216,9 @@ BEGIN_RENDERING(CmdBeginRenderingKHR)
 #define END_RENDERING(name)                                                                        \
     VKAPI_ATTR void VKAPI_CALL gz_hook_##name(VkCommandBuffer cb)                                  \
     {                                                                                              \
-        layer_device *dev = gz_layer_device(cb);                                                   \
+        gz_vk_cmdbuf *c;                                                   \
+        layer_device *dev = gz_layer_cmdbuf(cb, &c);                                                   \
         dev->fns.name(cb);                                                                         \
-        gz_vk_cmdbuf *c = tracked(dev, cb);                                                        \
         if (c)                                                                                     \
             gz_vk_cmdbuf_rendering_end(c);                                                         \
     }

@@ -28,7 +28,8 @@ VKAPI_ATTR VkResult VKAPI_CALL gz_hook_CreateCommandPool(VkDevice device,
     layer_pool *p = calloc(1, sizeof *p);
     if (p)
         p->ctx = gz_vk_cmdpool_new(dev->ctx, info->queueFamilyIndex,
-                                   (info->flags & VK_COMMAND_POOL_CREATE_PROTECTED_BIT) != 0);
+                                   (info->flags & VK_COMMAND_POOL_CREATE_PROTECTED_BIT) != 0,
+                                   dev);
     if (!p || !p->ctx) {
         free(p);
         return r; /* its command buffers go untracked: timed, without names or labels */
@@ -97,20 +98,20 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_FreeCommandBuffers(VkDevice device, VkCommand
 VKAPI_ATTR VkResult VKAPI_CALL gz_hook_BeginCommandBuffer(VkCommandBuffer cb,
                                                           const VkCommandBufferBeginInfo *info)
 {
-    layer_device *dev = gz_layer_device(cb);
+    gz_vk_cmdbuf *c;
+    layer_device *dev = gz_layer_cmdbuf(cb, &c);
     VkResult r = dev->fns.BeginCommandBuffer(cb, info);
     /* After the call down: the recording's commands go after its begin. A
      * failed begin leaves the command buffer as it was. */
-    gz_vk_cmdbuf *c = r == VK_SUCCESS ? gz_vk_cmdbuf_find(cb) : NULL;
-    if (c)
+    if (c && r == VK_SUCCESS)
         gz_vk_cmdbuf_begin(c, info);
     return r;
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL gz_hook_EndCommandBuffer(VkCommandBuffer cb)
 {
-    layer_device *dev = gz_layer_device(cb);
-    gz_vk_cmdbuf *c = gz_vk_cmdbuf_find(cb);
+    gz_vk_cmdbuf *c;
+    layer_device *dev = gz_layer_cmdbuf(cb, &c);
     if (c)
         gz_vk_cmdbuf_end(c);
     return dev->fns.EndCommandBuffer(cb);
@@ -119,8 +120,8 @@ VKAPI_ATTR VkResult VKAPI_CALL gz_hook_EndCommandBuffer(VkCommandBuffer cb)
 VKAPI_ATTR VkResult VKAPI_CALL gz_hook_ResetCommandBuffer(VkCommandBuffer cb,
                                                           VkCommandBufferResetFlags flags)
 {
-    layer_device *dev = gz_layer_device(cb);
-    gz_vk_cmdbuf *c = gz_vk_cmdbuf_find(cb);
+    gz_vk_cmdbuf *c;
+    layer_device *dev = gz_layer_cmdbuf(cb, &c);
     if (c)
         gz_vk_cmdbuf_reset(c);
     return dev->fns.ResetCommandBuffer(cb, flags);
@@ -129,8 +130,8 @@ VKAPI_ATTR VkResult VKAPI_CALL gz_hook_ResetCommandBuffer(VkCommandBuffer cb,
 VKAPI_ATTR void VKAPI_CALL gz_hook_CmdExecuteCommands(VkCommandBuffer cb, uint32_t count,
                                                       const VkCommandBuffer *secondaries)
 {
-    layer_device *dev = gz_layer_device(cb);
-    gz_vk_cmdbuf *c = gz_vk_cmdbuf_find(cb);
+    gz_vk_cmdbuf *c;
+    layer_device *dev = gz_layer_cmdbuf(cb, &c);
     if (c && count) {
         gz_vk_cmdbuf *stack[16];
         gz_vk_cmdbuf **sec = count <= 16 ? stack : malloc(count * sizeof *sec);
@@ -148,8 +149,8 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_CmdExecuteCommands(VkCommandBuffer cb, uint32
 VKAPI_ATTR void VKAPI_CALL gz_hook_CmdBeginDebugUtilsLabelEXT(VkCommandBuffer cb,
                                                               const VkDebugUtilsLabelEXT *label)
 {
-    layer_device *dev = gz_layer_device(cb);
-    gz_vk_cmdbuf *c = gz_vk_cmdbuf_find(cb);
+    gz_vk_cmdbuf *c;
+    layer_device *dev = gz_layer_cmdbuf(cb, &c);
     if (c)
         gz_vk_cmdbuf_label_begin(c, label->pLabelName);
     dev->fns.CmdBeginDebugUtilsLabelEXT(cb, label);
@@ -157,9 +158,9 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_CmdBeginDebugUtilsLabelEXT(VkCommandBuffer cb
 
 VKAPI_ATTR void VKAPI_CALL gz_hook_CmdEndDebugUtilsLabelEXT(VkCommandBuffer cb)
 {
-    layer_device *dev = gz_layer_device(cb);
+    gz_vk_cmdbuf *c;
+    layer_device *dev = gz_layer_cmdbuf(cb, &c);
     dev->fns.CmdEndDebugUtilsLabelEXT(cb);
-    gz_vk_cmdbuf *c = gz_vk_cmdbuf_find(cb);
     if (c)
         gz_vk_cmdbuf_label_end(c);
 }
@@ -167,8 +168,8 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_CmdEndDebugUtilsLabelEXT(VkCommandBuffer cb)
 VKAPI_ATTR void VKAPI_CALL gz_hook_CmdDebugMarkerBeginEXT(VkCommandBuffer cb,
                                                           const VkDebugMarkerMarkerInfoEXT *info)
 {
-    layer_device *dev = gz_layer_device(cb);
-    gz_vk_cmdbuf *c = gz_vk_cmdbuf_find(cb);
+    gz_vk_cmdbuf *c;
+    layer_device *dev = gz_layer_cmdbuf(cb, &c);
     if (c)
         gz_vk_cmdbuf_label_begin(c, info->pMarkerName);
     dev->fns.CmdDebugMarkerBeginEXT(cb, info);
@@ -176,9 +177,9 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_CmdDebugMarkerBeginEXT(VkCommandBuffer cb,
 
 VKAPI_ATTR void VKAPI_CALL gz_hook_CmdDebugMarkerEndEXT(VkCommandBuffer cb)
 {
-    layer_device *dev = gz_layer_device(cb);
+    gz_vk_cmdbuf *c;
+    layer_device *dev = gz_layer_cmdbuf(cb, &c);
     dev->fns.CmdDebugMarkerEndEXT(cb);
-    gz_vk_cmdbuf *c = gz_vk_cmdbuf_find(cb);
     if (c)
         gz_vk_cmdbuf_label_end(c);
 }

@@ -88,6 +88,14 @@ static inline layer_device *gz_layer_device(const void *dispatchable)
     return GZ_LAYER_FIND(&gz_layer_devices, gz_dispatch_key(dispatchable), layer_device);
 }
 
+/* A command buffer's device, and its context where the layer tracks it
+ * (*c, else NULL): one lookup for a tracked one. */
+static inline layer_device *gz_layer_cmdbuf(VkCommandBuffer cb, gz_vk_cmdbuf **c)
+{
+    *c = gz_vk_cmdbuf_find(cb);
+    return *c ? (layer_device *)gz_vk_cmdbuf_user(*c) : gz_layer_device(cb);
+}
+
 static inline gz_vk_queue *gz_layer_queue(VkQueue queue)
 {
     layer_queue *q = GZ_LAYER_FIND(&gz_layer_queues, GZ_HANDLE_KEY(queue), layer_queue);
