@@ -1,6 +1,12 @@
 /* vkCreateDevice / vkDestroyDevice and queues: enables what timing needs on
  * the app's device (host query reset, calibrated timestamps) without
- * breaking the app's own feature chain, and creates the device context. */
+ * breaking the app's own feature chain, and creates the device context.
+ *
+ * What the layer adds is decided before the one call down, from what the
+ * device reports it supports: vkCreateDevice is never called twice. The
+ * first call moves the loader's layer link on for every layer below, and a
+ * second call would hand them a link already used up (each of them then
+ * reads past the end of the chain). A failure is the app's to handle. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +88,7 @@ typedef struct device_plan {
     bool host_query_reset;
     bool use_ext_reset; /* vkResetQueryPoolEXT rather than the 1.2 core name */
     const char *calibrated; /* extension enabled for calibration, or NULL */
+    bool added_hqr, added_calibrated; /* what the layer asked for beyond the app */
 } device_plan;
 
 static void plan_free(device_plan *p)
@@ -151,10 +158,15 @@ static bool add_extension(device_plan *p, const char *name)
     return true;
 }
 
+/* Both extensions the layer may add (VK_EXT_host_query_reset,
+ * VK_{EXT,KHR}_calibrated_timestamps) require
+ * VK_KHR_get_physical_device_properties2 on the instance (or Vulkan 1.1),
+ * and only through it can the layer ask whether the device has host query
+ * reset: without it the layer adds nothing. */
 static bool device_supports_hqr(layer_instance *inst, VkPhysicalDevice phys)
 {
     if (!inst->has_gpdp2)
-        return true; /* cannot ask: try, and fall back if creation fails */
+        return false;
     VkPhysicalDeviceHostQueryResetFeatures hqr = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES};
     VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
@@ -164,7 +176,8 @@ static bool device_supports_hqr(layer_instance *inst, VkPhysicalDevice phys)
 }
 
 /* Turns host query reset on: in the app's own structure where it has one
- * (copied), else in one of ours put first. Returns whether it is on. */
+ * (copied), else in one of ours put first. Returns whether it is on;
+ * p->added_hqr says whether the layer turned it on (not the app). */
 static bool enable_hqr(device_plan *p, const VkDeviceCreateInfo *app, bool core_hqr)
 {
     const VkPhysicalDeviceVulkan12Features *v12 =
@@ -177,6 +190,7 @@ static bool enable_hqr(device_plan *p, const VkDeviceCreateInfo *app, bool core_
         VkPhysicalDeviceVulkan12Features *c = copy_chain_to(p, v12);
         if (c)
             c->hostQueryReset = VK_TRUE;
+        p->added_hqr = c != NULL;
         return c != NULL;
     }
     if (hqr) {
@@ -185,6 +199,7 @@ static bool enable_hqr(device_plan *p, const VkDeviceCreateInfo *app, bool core_
         VkPhysicalDeviceHostQueryResetFeatures *c = copy_chain_to(p, hqr);
         if (c)
             c->hostQueryReset = VK_TRUE;
+        p->added_hqr = c != NULL;
         return c != NULL;
     }
     p->hqr = (VkPhysicalDeviceHostQueryResetFeatures){
@@ -192,6 +207,7 @@ static bool enable_hqr(device_plan *p, const VkDeviceCreateInfo *app, bool core_
         .pNext = (void *)p->info.pNext,
         .hostQueryReset = VK_TRUE};
     p->info.pNext = &p->hqr;
+    p->added_hqr = true;
     return true;
 }
 
@@ -213,7 +229,7 @@ static void plan_device(device_plan *p, layer_instance *inst, VkPhysicalDevice p
         p->use_ext_reset = !core_hqr;
         p->host_query_reset = enable_hqr(p, app, core_hqr);
         if (p->host_query_reset && !core_hqr)
-            add_extension(p, VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
+            add_extension(p, VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME); /* room kept above */
         if (!p->host_query_reset) {
             static int once;
             gz_log_once(&once, "the app's VkDeviceCreateInfo chain holds a structure gpuzones "
@@ -226,13 +242,55 @@ static void plan_device(device_plan *p, layer_instance *inst, VkPhysicalDevice p
      * KHR promotion warn on the KHR name (Debian 12's validation layer,
      * 1.3.239, below ours on NVIDIA's driver, which offers both). */
     const char *khr = "VK_KHR_calibrated_timestamps", *ext = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
-    const char *pick = app_enabled(app, khr)   ? khr
-                       : app_enabled(app, ext) ? ext
-                       : e.calibrated_ext      ? ext
-                       : e.calibrated_khr      ? khr
-                                               : NULL;
-    if (pick && add_extension(p, pick))
+    const char *pick = app_enabled(app, khr)                     ? khr
+                       : app_enabled(app, ext)                   ? ext
+                       : !inst->has_gpdp2                        ? NULL
+                       : e.calibrated_ext                        ? ext
+                       : e.calibrated_khr                        ? khr
+                                                                 : NULL;
+    if (pick && add_extension(p, pick)) {
         p->calibrated = pick;
+        p->added_calibrated = !app_enabled(app, pick);
+    }
+}
+
+static const char *result_name(VkResult r)
+{
+    switch (r) {
+    case VK_ERROR_OUT_OF_HOST_MEMORY:
+        return "VK_ERROR_OUT_OF_HOST_MEMORY";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+        return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+    case VK_ERROR_INITIALIZATION_FAILED:
+        return "VK_ERROR_INITIALIZATION_FAILED";
+    case VK_ERROR_DEVICE_LOST:
+        return "VK_ERROR_DEVICE_LOST";
+    case VK_ERROR_EXTENSION_NOT_PRESENT:
+        return "VK_ERROR_EXTENSION_NOT_PRESENT";
+    case VK_ERROR_FEATURE_NOT_PRESENT:
+        return "VK_ERROR_FEATURE_NOT_PRESENT";
+    case VK_ERROR_TOO_MANY_OBJECTS:
+        return "VK_ERROR_TOO_MANY_OBJECTS";
+    default:
+        return "an error";
+    }
+}
+
+/* The device was not created: the app gets the driver's answer, as it
+ * would without gpuzones. Said once, and only where the layer had added
+ * something to the app's request (what it added, the device had said it
+ * supports; the rest of the request is the app's). */
+static void report_create_failure(const char *device_name, VkResult r, const device_plan *p)
+{
+    if (!p || (!p->added_hqr && !p->added_calibrated))
+        return;
+    static int once;
+    gz_log_once(&once,
+                "vkCreateDevice on %s returned %s (%d) to the app; gpuzones had added to its "
+                "request only what the device reports it supports (%s%s%s)",
+                device_name, result_name(r), (int)r, p->added_hqr ? "host query reset" : "",
+                p->added_hqr && p->added_calibrated ? ", " : "",
+                p->added_calibrated ? p->calibrated : "");
 }
 
 /* The host clock the device can be calibrated against, or 0. */
@@ -347,21 +405,11 @@ VkResult gz_hook_CreateDevice(VkPhysicalDevice phys, const VkDeviceCreateInfo *i
         plan_device(plan, inst, phys, info, props.apiVersion);
         r = create(phys, &plan->info, alloc, device);
         plan_free(plan);
-        if (r != VK_SUCCESS && r != VK_ERROR_OUT_OF_HOST_MEMORY &&
-            r != VK_ERROR_OUT_OF_DEVICE_MEMORY) {
-            /* Our additions were refused: give the app exactly what it
-             * asked for, and time what we can without them. */
-            gz_log("%s refused the extensions/features the layer adds (VkResult %d); "
-                   "creating the device as the app asked",
-                   props.deviceName, (int)r);
-            memset(plan, 0, sizeof *plan);
-            plan->info = *info;
-            r = create(phys, info, alloc, device);
-        }
     } else {
         r = create(phys, info, alloc, device);
     }
     if (r != VK_SUCCESS) {
+        report_create_failure(props.deviceName, r, plan);
         free(plan);
         gz_layer_device_free(dev);
         return r;
