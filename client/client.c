@@ -5,7 +5,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@ enum { OFF = 0, RUNNING, STOPPED };
  * emits items. */
 static int state;
 static int stopping;
+static int joining; /* one thread joins the worker; others wait for it to be done */
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static pthread_t worker;
 /* Track ids: fresh ones from next_track, then those the worker released
@@ -124,12 +124,9 @@ static void start(void)
         __atomic_store_n(&state, STOPPED, __ATOMIC_RELEASE);
         return;
     }
-    /* The worker starts with the stop signals blocked (it inherits this
-     * thread's mask): their handler waits for the worker. */
-    sigset_t old_mask;
-    gz_signals_block_in_thread(&old_mask);
-    int err = pthread_create(&worker, NULL, gz_worker_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+    /* With the program's signals blocked: the stop handler waits for the
+     * worker, and a program's handler must run on a thread of its own. */
+    int err = gz_thread_start(&worker, NULL, gz_worker_main, NULL);
     if (err) {
         gz_log("cannot start the worker thread (%s); timing is off for this process",
                strerror(err));
@@ -194,21 +191,35 @@ static bool join_worker_bounded(void)
     }
 }
 
+static void say_stuck(void)
+{
+    gz_log("the worker has been stuck for %llu s at exit (an output nobody reads?); "
+           "exiting without it: the trace may lack its end and the summary is not printed",
+           STUCK_NS / 1000000000ull);
+}
+
 void gz_client_stop(void)
 {
-    if (!running() || __atomic_exchange_n(&stopping, 1, __ATOMIC_ACQ_REL))
+    if (!running())
         return;
-    __atomic_store_n(&gz_the_client.output_deadline_ns, gz_host_now_ns() + OUTPUT_GRACE_NS,
-                     __ATOMIC_RELEASE);
-    gz_queue_stop(&gz_the_client.queue);
+    /* A stop a signal began (the worker stops on its own) still ends here:
+     * the exit must not go on while the worker writes the trace's end. */
+    if (!__atomic_exchange_n(&stopping, 1, __ATOMIC_ACQ_REL)) {
+        __atomic_store_n(&gz_the_client.output_deadline_ns, gz_host_now_ns() + OUTPUT_GRACE_NS,
+                         __ATOMIC_RELEASE);
+        gz_queue_stop(&gz_the_client.queue);
+    }
     if (pthread_equal(pthread_self(), worker))
         return; /* exit() from inside a collector: the worker finishes on return */
-    if (!join_worker_bounded()) {
-        /* Its state stays as it is: the worker may still use it. */
-        gz_log("the worker has been stuck for %llu s at exit (an output nobody reads?); "
-               "exiting without it: the trace may lack its end and the summary is not printed",
-               STUCK_NS / 1000000000ull);
+    if (__atomic_exchange_n(&joining, 1, __ATOMIC_ACQ_REL)) {
+        /* Another thread joins (exit() on two threads at once): wait for
+         * the worker all the same. */
+        gz_signals_wait_worker(0);
+        return;
     }
+    /* Its state stays as it is when it is stuck: the worker may still use it. */
+    if (!join_worker_bounded())
+        say_stuck();
     __atomic_store_n(&state, STOPPED, __ATOMIC_RELEASE);
 }
 

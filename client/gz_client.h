@@ -7,6 +7,7 @@
 #ifndef GZ_CLIENT_H
 #define GZ_CLIENT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,8 +46,15 @@ typedef enum gz_level {
  * to start (then every other call is a cheap no-op). */
 GZ_EXPORT bool gz_client_start(void);
 /* Stops the worker, drains the queue, ends the trace, prints the summary.
- * Idempotent; called at exit. */
+ * Idempotent; called at exit (also when a stop signal already began it:
+ * the exit then waits for the worker, bounded, as it does for its own). */
 GZ_EXPORT void gz_client_stop(void);
+/* Starts a thread of gpuzones' own, as pthread_create does, with every
+ * asynchronous signal blocked in it: a signal meant for the program is then
+ * always taken by one of the program's threads (its handlers may assume
+ * so), and never by a thread the stop handler waits for. Every thread
+ * gpuzones starts is started here. */
+int gz_thread_start(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 /* What brought gpuzones into the process, for the summary of a program
  * that timed nothing ("Vulkan layer loaded; no GPU work was timed"). */
 typedef enum gz_frontend {

@@ -3,7 +3,7 @@
 #ifndef GZ_CLIENT_INTERNAL_H
 #define GZ_CLIENT_INTERNAL_H
 
-#include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "gz_config.h"
@@ -40,13 +40,16 @@ void gz_client_track_release(uint16_t track);
 void gz_client_run_collectors(bool final);
 
 /* Ctrl-C (signals.c): installs the handlers of SIGINT/SIGTERM/SIGHUP left
- * at their default action; blocks them in the calling thread (the worker
- * must never run a handler that waits for the worker); the signal that
- * asked for a stop, 0 if none; the worker has closed its outputs. */
+ * at their default action; the signal that asked for a stop, 0 if none;
+ * the worker has closed its outputs (set by it, read by the waiters). */
 void gz_signals_install(void);
-void gz_signals_block_in_thread(sigset_t *old);
 int gz_signals_requested(void);
 void gz_signals_worker_done(void);
+bool gz_signals_worker_is_done(void);
+/* Waits until the worker is done, while it gets on (it has not stood still
+ * for 2 s) and for at most 5 s plus extra_ns; false when it gave up.
+ * Async-signal-safe. */
+bool gz_signals_wait_worker(long long extra_ns);
 /* For the worker, when a signal asked for a stop: stops like
  * gz_client_stop without waiting for itself. */
 void gz_client_stop_for_signal(int sig);
