@@ -56,6 +56,7 @@ typedef struct gz_sink_track {
 typedef struct gz_sink_totals {
     uint64_t zones_produced, zones_written, zones_dropped, items_dropped;
     uint64_t names_dropped;
+    uint64_t batches_too_big; /* of items_dropped: batches no queue half could take */
 } gz_sink_totals;
 
 typedef struct gz_sink_ops {

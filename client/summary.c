@@ -8,6 +8,7 @@
 #include "gz_gpu_clock.h"
 #include "gz_intern.h"
 #include "gz_item.h"
+#include "gz_queue.h"
 #include "gz_stats.h"
 #include "gz_sinks.h"
 #include "gz_summary.h"
@@ -407,6 +408,10 @@ static void sum_close(void *s, const gz_sink_totals *t)
         fprintf(f, "gpuzones: %llu queue items were dropped (queue full: raise "
                    "GPUZONES_QUEUE_ITEMS)\n",
                 (unsigned long long)t->items_dropped);
+    if (t->batches_too_big)
+        fprintf(f, "gpuzones: %llu submissions had more than %u zones and label events for "
+                   "the event queue to take at once: their zones are dropped\n",
+                (unsigned long long)t->batches_too_big, GZ_QUEUE_BATCH_MAX);
     if (t->names_dropped)
         fprintf(f, "gpuzones: %llu zone names did not fit the name table\n",
                 (unsigned long long)t->names_dropped);

@@ -575,6 +575,7 @@ static void finish(worker *w)
         .zones_dropped = zones_dropped,
         .items_dropped = gz_queue_dropped(&gz_the_client.queue),
         .names_dropped = gz_intern_dropped(),
+        .batches_too_big = gz_queue_batches_too_big(&gz_the_client.queue),
     };
     FOR_SINKS(w, close, &totals);
     w->nsinks = 0;
