@@ -1,7 +1,10 @@
 /* Process-wide client: start-up, producer entry points, collectors, exit.
  *
  * The client starts on first use and stops at exit (atexit runs before
- * shared-library destructors, while the drivers are still loaded). */
+ * shared-library destructors, while the drivers are still loaded). A
+ * program that ends without atexit (a Go program) gets its outputs
+ * completed earlier, when it destroys its last device or instance
+ * (gz_client_checkpoint). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -25,6 +28,12 @@ static int stopping;
 static int joining; /* one thread joins the worker; others wait for it to be done */
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static pthread_t worker;
+/* Checkpoints asked for and made (gz_client_checkpoint), under
+ * checkpoint_lock. */
+static pthread_mutex_t checkpoint_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t checkpoint_cv = PTHREAD_COND_INITIALIZER;
+static uint64_t checkpoints_asked, checkpoints_made;
+static bool checkpoint_summary;
 /* Track ids: fresh ones from next_track, then those the worker released
  * after a track's end (so a program that creates and destroys devices all
  * day never runs out). ending: tracks whose owner said they are done, for
@@ -221,6 +230,73 @@ void gz_client_stop(void)
     if (!join_worker_bounded())
         say_stuck();
     __atomic_store_n(&state, STOPPED, __ATOMIC_RELEASE);
+}
+
+/* Waits (bounded, as the exit's join) until checkpoint n is made or the
+ * worker has finished. */
+static void wait_checkpoint(uint64_t n)
+{
+    uint64_t seen = __atomic_load_n(&gz_the_client.worker_progress, __ATOMIC_RELAXED);
+    uint64_t still_since = gz_host_now_ns();
+    pthread_mutex_lock(&checkpoint_lock);
+    while (checkpoints_made < n && !gz_signals_worker_is_done()) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 20000000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&checkpoint_cv, &checkpoint_lock, &until);
+        uint64_t now = gz_host_now_ns();
+        uint64_t p = __atomic_load_n(&gz_the_client.worker_progress, __ATOMIC_RELAXED);
+        if (p != seen) {
+            seen = p;
+            still_since = now;
+        } else if (now - still_since >= STUCK_NS) {
+            static int once;
+            gz_log_once(&once, "the worker has been stuck for %llu s; the trace was not "
+                               "completed when the last device or instance went",
+                        STUCK_NS / 1000000000ull);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&checkpoint_lock);
+}
+
+void gz_client_checkpoint(bool summary)
+{
+    if (!gz_client_running() || pthread_equal(pthread_self(), worker))
+        return;
+    /* Another front end (GL, OpenCL) goes on timing: the summary waits
+     * for the exit. */
+    unsigned others = GZ_FRONTEND_OPENGL | GZ_FRONTEND_OPENCL;
+    pthread_mutex_lock(&checkpoint_lock);
+    uint64_t n = ++checkpoints_asked;
+    if (summary && !(__atomic_load_n(&frontends, __ATOMIC_RELAXED) & others))
+        checkpoint_summary = true;
+    pthread_mutex_unlock(&checkpoint_lock);
+    gz_queue_kick(&gz_the_client.queue);
+    wait_checkpoint(n);
+}
+
+uint64_t gz_client_checkpoint_asked(bool *summary)
+{
+    pthread_mutex_lock(&checkpoint_lock);
+    uint64_t n = checkpoints_asked;
+    *summary = checkpoint_summary;
+    checkpoint_summary = false;
+    pthread_mutex_unlock(&checkpoint_lock);
+    return n;
+}
+
+void gz_client_checkpoint_made(uint64_t n)
+{
+    pthread_mutex_lock(&checkpoint_lock);
+    if (n > checkpoints_made)
+        checkpoints_made = n;
+    pthread_cond_broadcast(&checkpoint_cv);
+    pthread_mutex_unlock(&checkpoint_lock);
 }
 
 void gz_client_stop_for_signal(int sig)

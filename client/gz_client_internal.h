@@ -36,6 +36,12 @@ uint32_t gz_client_tracks_ending(uint16_t *out, uint32_t max);
  * totals): resets that count and lets gz_track_new reuse the id. */
 void gz_client_track_release(uint16_t track);
 
+/* For the worker: the number of the newest checkpoint asked for
+ * (gz_client_checkpoint) and whether any asked since the last call wants
+ * the summary; then, once it is made, tells the callers. */
+uint64_t gz_client_checkpoint_asked(bool *summary);
+void gz_client_checkpoint_made(uint64_t n);
+
 /* Runs every collector once (final: the last time, before the worker stops). */
 void gz_client_run_collectors(bool final);
 

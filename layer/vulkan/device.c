@@ -19,6 +19,7 @@
 #endif
 
 static uint32_t device_serial;
+static uint32_t live_devices; /* atomic */
 
 static VkLayerDeviceCreateInfo *find_device_info(const VkDeviceCreateInfo *info,
                                                  VkLayerFunction function)
@@ -425,6 +426,7 @@ VkResult gz_hook_CreateDevice(VkPhysicalDevice phys, const VkDeviceCreateInfo *i
                props.deviceName);
     free(plan);
     gz_handle_map_put(&gz_layer_devices, gz_dispatch_key(*device), &dev->node);
+    __atomic_add_fetch(&live_devices, 1, __ATOMIC_RELAXED);
     return r;
 }
 
@@ -458,6 +460,10 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_DestroyDevice(VkDevice device,
     gz_vk_device_destroy(dev->ctx);
     dev->fns.DestroyDevice(device, alloc);
     gz_layer_device_free(dev);
+    /* The program may end now without atexit (a Go program's exit): the
+     * trace is made complete while nothing of ours runs on the GPU. */
+    if (__atomic_sub_fetch(&live_devices, 1, __ATOMIC_ACQ_REL) == 0)
+        gz_client_checkpoint(false);
 }
 
 static void track_queue(layer_device *dev, VkQueue queue, uint32_t family, uint32_t index)
