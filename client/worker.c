@@ -103,7 +103,7 @@ static void open_sinks(worker *w, const gz_client *c)
         w->nsinks++;
     /* Tracy: the program's own client, or gpuzones speaking its protocol;
      * nothing when off, or when auto finds no client. */
-    if (c->cfg.tracy != GZ_TRACY_OFF && gz_tracy_sink_open(&c->cfg, &w->sinks[w->nsinks]))
+    if (c->cfg.tracy != GZ_TRACY_OFF && gz_tracy_sink_open(&c->cfg, &gz_the_client.worker_progress, &w->sinks[w->nsinks]))
         w->nsinks++;
     if (c->cfg.summary &&
         gz_summary_sink_open(&c->cfg, &w->trace_outcome, &w->sinks[w->nsinks]))
