@@ -517,6 +517,8 @@ gz_tracy_link *gz_tracy_link_open(const char *addr, uint16_t port,
     gz_tracy_link *l = calloc(1, sizeof *l);
     if (!l)
         return NULL;
+    if (!addr || !*addr)
+        addr = "127.0.0.1"; /* a configuration made by hand: this machine only */
     l->csock = l->usock = -1;
     for (int i = 0; i < MAX_PENDING; i++)
         l->pend[i].fd = -1;
