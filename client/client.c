@@ -172,12 +172,21 @@ bool gz_client_running(void)
 #define OUTPUT_GRACE_NS 1000000000ull
 #define STUCK_NS 2000000000ull
 
+/* Where a checkpoint left the worker stuck: its progress then (UINT64_MAX:
+ * never) and since when it had not moved. Under checkpoint_lock. */
+static uint64_t left_stuck_at = UINT64_MAX, left_stuck_since;
+
 /* Waits for the worker while it gets on; false when it has not moved for
- * STUCK_NS (blocked in a write to a pipe nobody reads, in a driver). */
+ * STUCK_NS (blocked in a write to a pipe nobody reads, in a driver),
+ * counting the time a checkpoint already saw it stuck where it still is. */
 static bool join_worker_bounded(void)
 {
     uint64_t seen = __atomic_load_n(&gz_the_client.worker_progress, __ATOMIC_RELAXED);
     uint64_t still_since = gz_host_now_ns();
+    pthread_mutex_lock(&checkpoint_lock);
+    if (seen == left_stuck_at)
+        still_since = left_stuck_since;
+    pthread_mutex_unlock(&checkpoint_lock);
     for (;;) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
@@ -214,8 +223,14 @@ void gz_client_stop(void)
     /* A stop a signal began (the worker stops on its own) still ends here:
      * the exit must not go on while the worker writes the trace's end. */
     if (!__atomic_exchange_n(&stopping, 1, __ATOMIC_ACQ_REL)) {
-        __atomic_store_n(&gz_the_client.output_deadline_ns, gz_host_now_ns() + OUTPUT_GRACE_NS,
-                         __ATOMIC_RELEASE);
+        /* An output a checkpoint already found taking nothing has had its
+         * grace: given up now. */
+        pthread_mutex_lock(&checkpoint_lock);
+        bool still_stuck = left_stuck_at ==
+                           __atomic_load_n(&gz_the_client.worker_progress, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&checkpoint_lock);
+        __atomic_store_n(&gz_the_client.output_deadline_ns,
+                         gz_host_now_ns() + (still_stuck ? 0 : OUTPUT_GRACE_NS), __ATOMIC_RELEASE);
         gz_queue_stop(&gz_the_client.queue);
     }
     if (pthread_equal(pthread_self(), worker))
@@ -232,13 +247,23 @@ void gz_client_stop(void)
     __atomic_store_n(&state, STOPPED, __ATOMIC_RELEASE);
 }
 
-/* Waits (bounded, as the exit's join) until checkpoint n is made or the
- * worker has finished. */
+/* A checkpoint waits for a worker that gets on; one that has not moved for
+ * this long is left to it (an output nobody reads, a stalled FIFO): the
+ * program is not kept in vkDestroyDevice for it, and a later checkpoint
+ * does not wait at all while the worker is still where it was left. */
+#define CHECKPOINT_STUCK_NS 1000000000ull
+
+/* Waits until checkpoint n is made or the worker has finished, while the
+ * worker gets on. */
 static void wait_checkpoint(uint64_t n)
 {
     uint64_t seen = __atomic_load_n(&gz_the_client.worker_progress, __ATOMIC_RELAXED);
     uint64_t still_since = gz_host_now_ns();
     pthread_mutex_lock(&checkpoint_lock);
+    if (seen == left_stuck_at) {
+        pthread_mutex_unlock(&checkpoint_lock);
+        return;
+    }
     while (checkpoints_made < n && !gz_signals_worker_is_done()) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
@@ -253,11 +278,14 @@ static void wait_checkpoint(uint64_t n)
         if (p != seen) {
             seen = p;
             still_since = now;
-        } else if (now - still_since >= STUCK_NS) {
+        } else if (now - still_since >= CHECKPOINT_STUCK_NS) {
+            left_stuck_at = p;
+            left_stuck_since = still_since;
             static int once;
-            gz_log_once(&once, "the worker has been stuck for %llu s; the trace was not "
-                               "completed when the last device or instance went",
-                        STUCK_NS / 1000000000ull);
+            gz_log_once(&once, "the worker has not moved for %llu s (an output nobody "
+                               "reads?); the trace could not be completed when the last "
+                               "device or instance went",
+                        CHECKPOINT_STUCK_NS / 1000000000ull);
             break;
         }
     }
