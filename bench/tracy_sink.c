@@ -46,9 +46,12 @@ int32_t ___tracy_connected(void);
 
 static double bench_sink(uint64_t zones, double *cpu_zone_ns)
 {
-    gz_config cfg = {.tracy = GZ_TRACY_LISTEN, .tracy_port = 18086, .tracy_exit_wait_ms = 0};
+    gz_config cfg = {.tracy = GZ_TRACY_LISTEN,
+                     .tracy_addr = "127.0.0.1",
+                     .tracy_port = 18086,
+                     .tracy_exit_wait_ms = 0};
     gz_sink s;
-    if (!gz_tracy_sink_open(&cfg, &s)) {
+    if (!gz_tracy_sink_open(&cfg, NULL, &s)) {
         fprintf(stderr, "gz-bench-tracy: the listen sink did not open\n");
         exit(1);
     }

@@ -1,11 +1,13 @@
 /* Process-wide client: start-up, producer entry points, collectors, exit.
  *
  * The client starts on first use and stops at exit (atexit runs before
- * shared-library destructors, while the drivers are still loaded). */
+ * shared-library destructors, while the drivers are still loaded). A
+ * program that ends without atexit (a Go program) gets its outputs
+ * completed earlier, when it destroys its last device or instance
+ * (gz_client_checkpoint). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +25,15 @@ enum { OFF = 0, RUNNING, STOPPED };
  * emits items. */
 static int state;
 static int stopping;
+static int joining; /* one thread joins the worker; others wait for it to be done */
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static pthread_t worker;
+/* Checkpoints asked for and made (gz_client_checkpoint), under
+ * checkpoint_lock. */
+static pthread_mutex_t checkpoint_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t checkpoint_cv = PTHREAD_COND_INITIALIZER;
+static uint64_t checkpoints_asked, checkpoints_made;
+static bool checkpoint_summary;
 /* Track ids: fresh ones from next_track, then those the worker released
  * after a track's end (so a program that creates and destroys devices all
  * day never runs out). ending: tracks whose owner said they are done, for
@@ -124,12 +133,9 @@ static void start(void)
         __atomic_store_n(&state, STOPPED, __ATOMIC_RELEASE);
         return;
     }
-    /* The worker starts with the stop signals blocked (it inherits this
-     * thread's mask): their handler waits for the worker. */
-    sigset_t old_mask;
-    gz_signals_block_in_thread(&old_mask);
-    int err = pthread_create(&worker, NULL, gz_worker_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+    /* With the program's signals blocked: the stop handler waits for the
+     * worker, and a program's handler must run on a thread of its own. */
+    int err = gz_thread_start(&worker, NULL, gz_worker_main, NULL);
     if (err) {
         gz_log("cannot start the worker thread (%s); timing is off for this process",
                strerror(err));
@@ -166,12 +172,21 @@ bool gz_client_running(void)
 #define OUTPUT_GRACE_NS 1000000000ull
 #define STUCK_NS 2000000000ull
 
+/* Where a checkpoint left the worker stuck: its progress then (UINT64_MAX:
+ * never) and since when it had not moved. Under checkpoint_lock. */
+static uint64_t left_stuck_at = UINT64_MAX, left_stuck_since;
+
 /* Waits for the worker while it gets on; false when it has not moved for
- * STUCK_NS (blocked in a write to a pipe nobody reads, in a driver). */
+ * STUCK_NS (blocked in a write to a pipe nobody reads, in a driver),
+ * counting the time a checkpoint already saw it stuck where it still is. */
 static bool join_worker_bounded(void)
 {
     uint64_t seen = __atomic_load_n(&gz_the_client.worker_progress, __ATOMIC_RELAXED);
     uint64_t still_since = gz_host_now_ns();
+    pthread_mutex_lock(&checkpoint_lock);
+    if (seen == left_stuck_at)
+        still_since = left_stuck_since;
+    pthread_mutex_unlock(&checkpoint_lock);
     for (;;) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
@@ -194,22 +209,122 @@ static bool join_worker_bounded(void)
     }
 }
 
+static void say_stuck(void)
+{
+    gz_log("the worker has been stuck for %llu s at exit (an output nobody reads?); "
+           "exiting without it: the trace may lack its end and the summary is not printed",
+           STUCK_NS / 1000000000ull);
+}
+
 void gz_client_stop(void)
 {
-    if (!running() || __atomic_exchange_n(&stopping, 1, __ATOMIC_ACQ_REL))
+    if (!running())
         return;
-    __atomic_store_n(&gz_the_client.output_deadline_ns, gz_host_now_ns() + OUTPUT_GRACE_NS,
-                     __ATOMIC_RELEASE);
-    gz_queue_stop(&gz_the_client.queue);
+    /* A stop a signal began (the worker stops on its own) still ends here:
+     * the exit must not go on while the worker writes the trace's end. */
+    if (!__atomic_exchange_n(&stopping, 1, __ATOMIC_ACQ_REL)) {
+        /* An output a checkpoint already found taking nothing has had its
+         * grace: given up now. */
+        pthread_mutex_lock(&checkpoint_lock);
+        bool still_stuck = left_stuck_at ==
+                           __atomic_load_n(&gz_the_client.worker_progress, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&checkpoint_lock);
+        __atomic_store_n(&gz_the_client.output_deadline_ns,
+                         gz_host_now_ns() + (still_stuck ? 0 : OUTPUT_GRACE_NS), __ATOMIC_RELEASE);
+        gz_queue_stop(&gz_the_client.queue);
+    }
     if (pthread_equal(pthread_self(), worker))
         return; /* exit() from inside a collector: the worker finishes on return */
-    if (!join_worker_bounded()) {
-        /* Its state stays as it is: the worker may still use it. */
-        gz_log("the worker has been stuck for %llu s at exit (an output nobody reads?); "
-               "exiting without it: the trace may lack its end and the summary is not printed",
-               STUCK_NS / 1000000000ull);
+    if (__atomic_exchange_n(&joining, 1, __ATOMIC_ACQ_REL)) {
+        /* Another thread joins (exit() on two threads at once): wait for
+         * the worker all the same. */
+        gz_signals_wait_worker(0);
+        return;
     }
+    /* Its state stays as it is when it is stuck: the worker may still use it. */
+    if (!join_worker_bounded())
+        say_stuck();
     __atomic_store_n(&state, STOPPED, __ATOMIC_RELEASE);
+}
+
+/* A checkpoint waits for a worker that gets on; one that has not moved for
+ * this long is left to it (an output nobody reads, a stalled FIFO): the
+ * program is not kept in vkDestroyDevice for it, and a later checkpoint
+ * does not wait at all while the worker is still where it was left. */
+#define CHECKPOINT_STUCK_NS 1000000000ull
+
+/* Waits until checkpoint n is made or the worker has finished, while the
+ * worker gets on. */
+static void wait_checkpoint(uint64_t n)
+{
+    uint64_t seen = __atomic_load_n(&gz_the_client.worker_progress, __ATOMIC_RELAXED);
+    uint64_t still_since = gz_host_now_ns();
+    pthread_mutex_lock(&checkpoint_lock);
+    if (seen == left_stuck_at) {
+        pthread_mutex_unlock(&checkpoint_lock);
+        return;
+    }
+    while (checkpoints_made < n && !gz_signals_worker_is_done()) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 20000000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&checkpoint_cv, &checkpoint_lock, &until);
+        uint64_t now = gz_host_now_ns();
+        uint64_t p = __atomic_load_n(&gz_the_client.worker_progress, __ATOMIC_RELAXED);
+        if (p != seen) {
+            seen = p;
+            still_since = now;
+        } else if (now - still_since >= CHECKPOINT_STUCK_NS) {
+            left_stuck_at = p;
+            left_stuck_since = still_since;
+            static int once;
+            gz_log_once(&once, "the worker has not moved for %llu s (an output nobody "
+                               "reads?); the trace could not be completed when the last "
+                               "device or instance went",
+                        CHECKPOINT_STUCK_NS / 1000000000ull);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&checkpoint_lock);
+}
+
+void gz_client_checkpoint(bool summary)
+{
+    if (!gz_client_running() || pthread_equal(pthread_self(), worker))
+        return;
+    /* Another front end (GL, OpenCL) goes on timing: the summary waits
+     * for the exit. */
+    unsigned others = GZ_FRONTEND_OPENGL | GZ_FRONTEND_OPENCL;
+    pthread_mutex_lock(&checkpoint_lock);
+    uint64_t n = ++checkpoints_asked;
+    if (summary && !(__atomic_load_n(&frontends, __ATOMIC_RELAXED) & others))
+        checkpoint_summary = true;
+    pthread_mutex_unlock(&checkpoint_lock);
+    gz_queue_kick(&gz_the_client.queue);
+    wait_checkpoint(n);
+}
+
+uint64_t gz_client_checkpoint_asked(bool *summary)
+{
+    pthread_mutex_lock(&checkpoint_lock);
+    uint64_t n = checkpoints_asked;
+    *summary = checkpoint_summary;
+    checkpoint_summary = false;
+    pthread_mutex_unlock(&checkpoint_lock);
+    return n;
+}
+
+void gz_client_checkpoint_made(uint64_t n)
+{
+    pthread_mutex_lock(&checkpoint_lock);
+    if (n > checkpoints_made)
+        checkpoints_made = n;
+    pthread_cond_broadcast(&checkpoint_cv);
+    pthread_mutex_unlock(&checkpoint_lock);
 }
 
 void gz_client_stop_for_signal(int sig)

@@ -1,6 +1,8 @@
 /* Reading GPUZONES_* variables. A bad value never stops the program: it is
  * named on stderr with the value used instead. */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +65,17 @@ bool gz_config_parse_vk_readback(const char *s, gz_vk_readback_mode *out)
     return false;
 }
 
+bool gz_config_parse_addr(const char *s, char *out, size_t cap)
+{
+    unsigned char bin[sizeof(struct in6_addr)];
+    size_t len = strlen(s);
+    if (!len || len >= cap ||
+        (inet_pton(AF_INET, s, bin) != 1 && inet_pton(AF_INET6, s, bin) != 1))
+        return false;
+    memcpy(out, s, len + 1);
+    return true;
+}
+
 bool gz_config_parse_tracy(const char *s, gz_tracy_mode *out)
 {
     static const struct {
@@ -122,6 +135,7 @@ void gz_config_read(gz_config *cfg, const char *exe, int pid)
     cfg->tracy = GZ_TRACY_AUTO;
     cfg->tracy_port = 8086;
     cfg->tracy_exit_wait_ms = 2000;
+    snprintf(cfg->tracy_addr, sizeof cfg->tracy_addr, "127.0.0.1");
 
     const char *out = getenv("GPUZONES_OUTPUT");
     if (out && !strcasecmp(out, "none")) {
@@ -179,4 +193,9 @@ void gz_config_read(gz_config *cfg, const char *exe, int pid)
     read_u32("GPUZONES_TRACY_PORT", 1, 65535 - 19, &port);
     cfg->tracy_port = (uint16_t)port;
     read_u32("GPUZONES_TRACY_EXIT_WAIT_MS", 0, 600000, &cfg->tracy_exit_wait_ms);
+    const char *addr = getenv("GPUZONES_TRACY_ADDR");
+    if (addr && !gz_config_parse_addr(addr, cfg->tracy_addr, sizeof cfg->tracy_addr))
+        gz_log("GPUZONES_TRACY_ADDR=\"%.64s\" is not an IPv4 or IPv6 address; listening on "
+               "%s only",
+               addr, cfg->tracy_addr);
 }

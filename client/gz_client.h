@@ -7,6 +7,7 @@
 #ifndef GZ_CLIENT_H
 #define GZ_CLIENT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,8 +53,24 @@ typedef enum gz_vk_readback_mode {
  * to start (then every other call is a cheap no-op). */
 GZ_EXPORT bool gz_client_start(void);
 /* Stops the worker, drains the queue, ends the trace, prints the summary.
- * Idempotent; called at exit. */
+ * Idempotent; called at exit (also when a stop signal already began it:
+ * the exit then waits for the worker, bounded, as it does for its own). */
 GZ_EXPORT void gz_client_stop(void);
+/* The program has just destroyed its last Vulkan device (summary false) or
+ * its last instance (summary true): it may now end without atexit (Go's
+ * exit does not run it). Waits, bounded as the exit does, until the worker
+ * has written everything so far and made the trace complete and loadable
+ * (when it is a file of ours, which it can reopen after the end it wrote),
+ * and with summary printed the summary (unless GL or OpenCL still time, or
+ * a GPU track is still alive). Timing goes on if the program goes on; the
+ * summary is printed again at exit only if something changed since. */
+GZ_EXPORT void gz_client_checkpoint(bool summary);
+/* Starts a thread of gpuzones' own, as pthread_create does, with every
+ * asynchronous signal blocked in it: a signal meant for the program is then
+ * always taken by one of the program's threads (its handlers may assume
+ * so), and never by a thread the stop handler waits for. Every thread
+ * gpuzones starts is started here. */
+int gz_thread_start(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 /* What brought gpuzones into the process, for the summary of a program
  * that timed nothing ("Vulkan layer loaded; no GPU work was timed"). */
 typedef enum gz_frontend {

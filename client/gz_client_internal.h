@@ -3,7 +3,7 @@
 #ifndef GZ_CLIENT_INTERNAL_H
 #define GZ_CLIENT_INTERNAL_H
 
-#include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "gz_config.h"
@@ -36,17 +36,26 @@ uint32_t gz_client_tracks_ending(uint16_t *out, uint32_t max);
  * totals): resets that count and lets gz_track_new reuse the id. */
 void gz_client_track_release(uint16_t track);
 
+/* For the worker: the number of the newest checkpoint asked for
+ * (gz_client_checkpoint) and whether any asked since the last call wants
+ * the summary; then, once it is made, tells the callers. */
+uint64_t gz_client_checkpoint_asked(bool *summary);
+void gz_client_checkpoint_made(uint64_t n);
+
 /* Runs every collector once (final: the last time, before the worker stops). */
 void gz_client_run_collectors(bool final);
 
 /* Ctrl-C (signals.c): installs the handlers of SIGINT/SIGTERM/SIGHUP left
- * at their default action; blocks them in the calling thread (the worker
- * must never run a handler that waits for the worker); the signal that
- * asked for a stop, 0 if none; the worker has closed its outputs. */
+ * at their default action; the signal that asked for a stop, 0 if none;
+ * the worker has closed its outputs (set by it, read by the waiters). */
 void gz_signals_install(void);
-void gz_signals_block_in_thread(sigset_t *old);
 int gz_signals_requested(void);
 void gz_signals_worker_done(void);
+bool gz_signals_worker_is_done(void);
+/* Waits until the worker is done, while it gets on (it has not stood still
+ * for 2 s) and for at most 5 s plus extra_ns; false when it gave up.
+ * Async-signal-safe. */
+bool gz_signals_wait_worker(long long extra_ns);
 /* For the worker, when a signal asked for a stop: stops like
  * gz_client_stop without waiting for itself. */
 void gz_client_stop_for_signal(int sig);

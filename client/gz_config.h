@@ -30,6 +30,9 @@ typedef struct gz_config {
     gz_tracy_mode tracy;    /* GPUZONES_TRACY (default auto) */
     uint16_t tracy_port;    /* GPUZONES_TRACY_PORT: first TCP port tried (default 8086) */
     uint32_t tracy_exit_wait_ms; /* GPUZONES_TRACY_EXIT_WAIT_MS (default 2000) */
+    /* GPUZONES_TRACY_ADDR: the address listen mode binds, an IPv4 or IPv6
+     * literal (default 127.0.0.1: only this machine can connect). */
+    char tracy_addr[64];
 } gz_config;
 
 /* Fills cfg from getenv; every bad value gets one "gpuzones:" line and the
@@ -43,5 +46,7 @@ bool gz_config_parse_level(const char *s, gz_level *out);
 bool gz_config_parse_vk_readback(const char *s, gz_vk_readback_mode *out);
 bool gz_config_parse_tracy(const char *s, gz_tracy_mode *out);
 bool gz_config_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out);
+/* An IPv4 or IPv6 address literal (what inet_pton takes), copied to out. */
+bool gz_config_parse_addr(const char *s, char *out, size_t cap);
 
 #endif

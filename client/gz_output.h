@@ -3,6 +3,8 @@
 #ifndef GZ_OUTPUT_H
 #define GZ_OUTPUT_H
 
+#include <stdbool.h>
+
 /* How long the worker waits at start for a reader of a FIFO. */
 #define GZ_OUTPUT_FIFO_WAIT_MS 1000
 
@@ -16,5 +18,8 @@
 int gz_output_open(const char *path);
 /* The same for a path that is (or will be) a regular file. */
 int gz_output_open_file(const char *path);
+/* Whether path names one of the program's own open files (/dev/stdout,
+ * /dev/fd/N...): written at the offset the program shares, never rewound. */
+bool gz_output_is_programs(const char *path);
 
 #endif

@@ -56,6 +56,7 @@ typedef struct gz_sink_track {
 typedef struct gz_sink_totals {
     uint64_t zones_produced, zones_written, zones_dropped, items_dropped;
     uint64_t names_dropped;
+    uint64_t batches_too_big; /* of items_dropped: batches no queue half could take */
 } gz_sink_totals;
 
 typedef struct gz_sink_ops {
@@ -91,6 +92,12 @@ typedef struct gz_sink_ops {
      * full, out of memory); once before its track_end, and for a track
      * still alive at the end, once before close. */
     void (*track_drops)(void *s, uint16_t id, uint64_t dropped);
+    /* The program has no Vulkan device (or instance) left: it may end
+     * without running atexit (a Go program's exit does not). Make what was
+     * written so far complete, as close would, with the totals so far: the
+     * trace loadable, and with summary the summary printed. More may come
+     * after it, and close still comes at the end. */
+    void (*checkpoint)(void *s, const gz_sink_totals *t, bool summary);
 } gz_sink_ops;
 
 typedef struct gz_sink {

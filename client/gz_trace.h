@@ -14,7 +14,9 @@
 
 typedef struct gz_trace {
     bool open;
-    bool failed; /* a write failed: nothing more is written */
+    bool failed;   /* a write failed: nothing more is written */
+    bool rewindable; /* a regular file of ours: its end may be written and taken back */
+    long long end_at; /* >= 0: an end was written (gz_trace_end_so_far) from here */
     int pid;
     uint64_t events;
     char path[4096];
@@ -41,6 +43,13 @@ gz_jsonw *gz_trace_writer(gz_trace *t);
 
 /* Hands buffered events to the kernel; false once writing has failed. */
 bool gz_trace_flush(gz_trace *t);
+
+/* Makes the file complete as it stands: the totals so far and the closing
+ * bracket, flushed. The next event takes them back (the file is cut to
+ * where they began) and goes on. Only in a regular file of ours; anything
+ * else (a FIFO, the program's stdout) is flushed only. */
+void gz_trace_end_so_far(gz_trace *t, uint64_t zones_produced, uint64_t zones_written,
+                         uint64_t zones_dropped, uint64_t items_dropped);
 
 /* Writes the totals event and the closing bracket, and closes the file.
  * zones_produced = zones_written + zones_dropped when nothing was lost. */

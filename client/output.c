@@ -65,6 +65,11 @@ static int own_fd_of(const char *path)
     return *end || fd > 1 << 20 ? -1 : (int)fd;
 }
 
+bool gz_output_is_programs(const char *path)
+{
+    return own_fd_of(path) >= 0;
+}
+
 /* Opens the output without destroying anything of the program's: its own
  * open files (stdout redirected to a file) are written through a copy of
  * their fd, at the offset they share with the program, never reopened or

@@ -255,6 +255,20 @@ static void close_sink(void *s, const gz_sink_totals *t)
     free(j);
 }
 
+static void checkpoint(void *s, const gz_sink_totals *t, bool summary)
+{
+    (void)summary;
+    json_sink *j = s;
+    gz_trace_end_so_far(&j->trace, t->zones_produced, t->zones_written, t->zones_dropped,
+                        t->items_dropped);
+    /* For a summary printed now: what the file holds so far. */
+    gz_trace_outcome *o = j->outcome;
+    o->closed = true;
+    o->written = j->trace.open && !j->trace.failed;
+    o->zones_unwritten = j->unwritten;
+    snprintf(o->path, sizeof o->path, "%s", j->trace.path);
+}
+
 static const gz_sink_ops json_ops = {
     .what = "trace file",
     .track_new = track_new,
@@ -269,6 +283,7 @@ static const gz_sink_ops json_ops = {
     .clock_correction = clock_correction,
     .flush = flush,
     .close = close_sink,
+    .checkpoint = checkpoint,
 };
 
 bool gz_json_sink_open(const gz_config *cfg, int pid, const char *exe, gz_trace_outcome *outcome,

@@ -8,6 +8,7 @@
 #include "gz_gpu_clock.h"
 #include "gz_intern.h"
 #include "gz_item.h"
+#include "gz_queue.h"
 #include "gz_stats.h"
 #include "gz_sinks.h"
 #include "gz_summary.h"
@@ -214,6 +215,8 @@ typedef struct summary_sink {
     uint32_t slots[GROUP_SLOTS]; /* open addressing: group index + 1 */
     track_group other;           /* past MAX_GROUPS names */
     bool verbose;                /* GPUZONES_SUMMARY=2 */
+    bool printed;                /* at a checkpoint, with these totals */
+    gz_sink_totals printed_totals;
 } summary_sink;
 
 static void sum_track_new(void *s, const gz_sink_track *t)
@@ -407,9 +410,8 @@ static void print_group(FILE *f, const track_group *g, const char *name, bool ve
     fputc('\n', f);
 }
 
-static void sum_close(void *s, const gz_sink_totals *t)
+static void print_summary(summary_sink *u, const gz_sink_totals *t)
 {
-    summary_sink *u = s;
     FILE *f = stderr;
     if (!t->zones_produced) {
         /* vulkaninfo, clinfo: one line, not a table of empty tracks. */
@@ -429,6 +431,10 @@ static void sum_close(void *s, const gz_sink_totals *t)
         fprintf(f, "gpuzones: %llu queue items were dropped (queue full: raise "
                    "GPUZONES_QUEUE_ITEMS)\n",
                 (unsigned long long)t->items_dropped);
+    if (t->batches_too_big)
+        fprintf(f, "gpuzones: %llu submissions had more than %u zones and label events for "
+                   "the event queue to take at once: their zones are dropped\n",
+                (unsigned long long)t->batches_too_big, GZ_QUEUE_BATCH_MAX);
     if (t->names_dropped)
         fprintf(f, "gpuzones: %llu zone names did not fit the name table\n",
                 (unsigned long long)t->names_dropped);
@@ -440,6 +446,38 @@ static void sum_close(void *s, const gz_sink_totals *t)
         fprintf(f, "gpuzones: %llu zones, %llu dropped, %llu not written (no trace file)\n",
                 (unsigned long long)t->zones_written, (unsigned long long)t->zones_dropped,
                 (unsigned long long)(o->closed ? o->zones_unwritten : t->zones_written));
+    fflush(f);
+}
+
+static bool same_totals(const gz_sink_totals *a, const gz_sink_totals *b)
+{
+    return a->zones_produced == b->zones_produced && a->zones_written == b->zones_written &&
+           a->zones_dropped == b->zones_dropped && a->items_dropped == b->items_dropped &&
+           a->names_dropped == b->names_dropped && a->batches_too_big == b->batches_too_big;
+}
+
+/* The summary so far, when the program has no device or instance left:
+ * only once every track has ended (a track still alive has more to say),
+ * only when something was timed, and not twice for the same totals. */
+static void sum_checkpoint(void *s, const gz_sink_totals *t, bool summary)
+{
+    summary_sink *u = s;
+    if (!summary || !t->zones_produced || (u->printed && same_totals(&u->printed_totals, t)))
+        return;
+    for (uint16_t id = 1; id < GZ_MAX_TRACKS; id++)
+        if (u->live[id].used)
+            return;
+    print_summary(u, t);
+    u->printed = true;
+    u->printed_totals = *t;
+}
+
+static void sum_close(void *s, const gz_sink_totals *t)
+{
+    summary_sink *u = s;
+    /* Printed already when the last instance went, and nothing since. */
+    if (!u->printed || !same_totals(&u->printed_totals, t))
+        print_summary(u, t);
     gz_summary_free(u->zones);
     free(u->groups);
     free(u);
@@ -454,6 +492,7 @@ static const gz_sink_ops summary_ops = {
     .calibration = sum_calibration,
     .track_drops = sum_track_drops,
     .close = sum_close,
+    .checkpoint = sum_checkpoint,
 };
 
 bool gz_summary_sink_open(const gz_config *cfg, const gz_trace_outcome *trace, gz_sink *out)

@@ -69,6 +69,11 @@ bool gz_trace_open(gz_trace *t, const char *path, int pid, const char *exe)
     }
 opened:
     t->open = true;
+    t->end_at = -1;
+    struct stat st;
+    int fl = fcntl(fd, F_GETFL);
+    t->rewindable = !gz_output_is_programs(path) && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                    fl >= 0 && !(fl & O_APPEND);
     gz_jsonw_init(&t->w, fd);
     gz_jsonw_lit(&t->w, "[\n");
     gz_jsonw_lit(&t->w, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
@@ -79,9 +84,32 @@ opened:
     return true;
 }
 
-static bool writable(gz_trace *t)
+/* Takes back an end written by gz_trace_end_so_far: more comes. */
+static void take_back_end(gz_trace *t)
+{
+    if (t->end_at < 0)
+        return;
+    off_t at = (off_t)t->end_at;
+    t->end_at = -1;
+    if (ftruncate(t->w.fd, at) != 0 || lseek(t->w.fd, at, SEEK_SET) != at) {
+        t->failed = true;
+        gz_log("cannot reopen trace file %s after the end written when the last device "
+               "went (%s); later zones are counted as dropped",
+               t->path, strerror(errno));
+    }
+}
+
+static bool usable(const gz_trace *t)
 {
     return t->open && !t->failed;
+}
+
+/* Before anything more is written. */
+static bool writable(gz_trace *t)
+{
+    if (usable(t))
+        take_back_end(t);
+    return usable(t);
 }
 
 static void event_head(gz_trace *t, const char *ph, uint32_t tid)
@@ -104,6 +132,7 @@ void gz_trace_end_event(gz_trace *t)
 
 gz_jsonw *gz_trace_writer(gz_trace *t)
 {
+    writable(t);
     return &t->w;
 }
 
@@ -173,7 +202,7 @@ void gz_trace_instant_n(gz_trace *t, const char *cat, const char *name, size_t l
 
 bool gz_trace_flush(gz_trace *t)
 {
-    if (!writable(t))
+    if (!usable(t))
         return false;
     if (!gz_jsonw_flush(&t->w)) {
         t->failed = true;
@@ -191,21 +220,42 @@ bool gz_trace_flush(gz_trace *t)
     return true;
 }
 
+static void write_totals(gz_trace *t, uint64_t zones_produced, uint64_t zones_written,
+                         uint64_t zones_dropped, uint64_t items_dropped)
+{
+    gz_jsonw_lit(&t->w, "{\"ph\":\"M\",\"name\":\"gpuzones_totals\",\"pid\":");
+    gz_jsonw_i64(&t->w, t->pid);
+    gz_jsonw_lit(&t->w, ",\"args\":{\"zones_produced\":");
+    gz_jsonw_u64(&t->w, zones_produced);
+    gz_jsonw_lit(&t->w, ",\"zones_written\":");
+    gz_jsonw_u64(&t->w, zones_written);
+    gz_jsonw_lit(&t->w, ",\"zones_dropped\":");
+    gz_jsonw_u64(&t->w, zones_dropped);
+    gz_jsonw_lit(&t->w, ",\"items_dropped\":");
+    gz_jsonw_u64(&t->w, items_dropped);
+    gz_jsonw_lit(&t->w, "}}\n]\n");
+}
+
+void gz_trace_end_so_far(gz_trace *t, uint64_t zones_produced, uint64_t zones_written,
+                         uint64_t zones_dropped, uint64_t items_dropped)
+{
+    if (!writable(t) || !gz_trace_flush(t))
+        return;
+    if (!t->rewindable)
+        return;
+    off_t at = lseek(t->w.fd, 0, SEEK_CUR);
+    if (at < 0)
+        return;
+    write_totals(t, zones_produced, zones_written, zones_dropped, items_dropped);
+    if (gz_trace_flush(t))
+        t->end_at = (long long)at;
+}
+
 void gz_trace_close(gz_trace *t, uint64_t zones_produced, uint64_t zones_written,
                     uint64_t zones_dropped, uint64_t items_dropped)
 {
     if (writable(t)) {
-        gz_jsonw_lit(&t->w, "{\"ph\":\"M\",\"name\":\"gpuzones_totals\",\"pid\":");
-        gz_jsonw_i64(&t->w, t->pid);
-        gz_jsonw_lit(&t->w, ",\"args\":{\"zones_produced\":");
-        gz_jsonw_u64(&t->w, zones_produced);
-        gz_jsonw_lit(&t->w, ",\"zones_written\":");
-        gz_jsonw_u64(&t->w, zones_written);
-        gz_jsonw_lit(&t->w, ",\"zones_dropped\":");
-        gz_jsonw_u64(&t->w, zones_dropped);
-        gz_jsonw_lit(&t->w, ",\"items_dropped\":");
-        gz_jsonw_u64(&t->w, items_dropped);
-        gz_jsonw_lit(&t->w, "}}\n]\n");
+        write_totals(t, zones_produced, zones_written, zones_dropped, items_dropped);
         gz_trace_flush(t);
     }
     if (t->open && t->w.fd >= 0)

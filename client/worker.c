@@ -103,7 +103,7 @@ static void open_sinks(worker *w, const gz_client *c)
         w->nsinks++;
     /* Tracy: the program's own client, or gpuzones speaking its protocol;
      * nothing when off, or when auto finds no client. */
-    if (c->cfg.tracy != GZ_TRACY_OFF && gz_tracy_sink_open(&c->cfg, &w->sinks[w->nsinks]))
+    if (c->cfg.tracy != GZ_TRACY_OFF && gz_tracy_sink_open(&c->cfg, &gz_the_client.worker_progress, &w->sinks[w->nsinks]))
         w->nsinks++;
     if (c->cfg.summary &&
         gz_summary_sink_open(&c->cfg, &w->trace_outcome, &w->sinks[w->nsinks]))
@@ -549,10 +549,9 @@ static void end_tracks(worker *w, const uint16_t *ids, uint32_t n)
     }
 }
 
-static void finish(worker *w)
+/* What the run produced, wrote and lost so far. */
+static gz_sink_totals totals_so_far(worker *w)
 {
-    w->now = gz_host_now_ns();
-    write_cycles(w, true);
     /* Produced: every zone a context made, whether it reached the queue
      * (received here) or was counted dropped before; each one is written
      * or dropped, which the tests check. */
@@ -564,19 +563,29 @@ static void finish(worker *w)
     for (uint16_t id = 1; id < GZ_MAX_TRACKS; id++) {
         track *t = &w->tracks[id];
         zones_produced += track_drops(id);
-        uint64_t dropped = track_drops(id) + (t->used ? t->dropped : 0);
-        zones_dropped += dropped;
-        if (t->used)
-            FOR_SINKS(w, track_drops, id, dropped);
+        zones_dropped += track_drops(id) + (t->used ? t->dropped : 0);
     }
-    report_calibrations(w, true);
-    gz_sink_totals totals = {
+    return (gz_sink_totals){
         .zones_produced = zones_produced,
         .zones_written = w->zones_written,
         .zones_dropped = zones_dropped,
         .items_dropped = gz_queue_dropped(&gz_the_client.queue),
         .names_dropped = gz_intern_dropped(),
+        .batches_too_big = gz_queue_batches_too_big(&gz_the_client.queue),
     };
+}
+
+static void finish(worker *w)
+{
+    w->now = gz_host_now_ns();
+    write_cycles(w, true);
+    gz_sink_totals totals = totals_so_far(w);
+    for (uint16_t id = 1; id < GZ_MAX_TRACKS; id++) {
+        track *t = &w->tracks[id];
+        if (t->used)
+            FOR_SINKS(w, track_drops, id, track_drops(id) + t->dropped);
+    }
+    report_calibrations(w, true);
     FOR_SINKS(w, close, &totals);
     w->nsinks = 0;
     for (uint16_t id = 1; id < GZ_MAX_TRACKS; id++)
@@ -605,6 +614,23 @@ static void cycle(worker *w, uint32_t wait_ms)
     end_tracks(w, ending, nend);
 }
 
+/* The last device or instance is gone (gz_client_checkpoint): what the
+ * contexts have finished is read and everything taken so far is written
+ * (tracks still alive lose the look-ahead for their newest zones), then
+ * the sinks make their outputs complete. */
+static void checkpoint(worker *w, bool summary)
+{
+    cycle(w, 0);
+    gz_client_run_collectors(false);
+    for (int half = 0; half < 2; half++)
+        cycle(w, 0);
+    w->now = gz_host_now_ns();
+    write_cycles(w, true);
+    gz_sink_totals totals = totals_so_far(w);
+    FOR_SINKS(w, checkpoint, &totals, summary);
+    __atomic_fetch_add(&gz_the_client.worker_progress, 1, __ATOMIC_RELAXED);
+}
+
 void *gz_worker_main(void *arg)
 {
     (void)arg;
@@ -619,11 +645,19 @@ void *gz_worker_main(void *arg)
         gz_clock_record_open(c->cfg.clock_record, &c->output_deadline_ns, &c->worker_progress);
     open_sinks(w, c);
 
+    uint64_t checkpoints = 0;
     while (!gz_queue_stopped(&c->queue)) {
         cycle(w, c->cfg.poll_ms);
         gz_client_run_collectors(false);
         report_calibrations(w, false);
         flush_sinks(w);
+        bool summary;
+        uint64_t asked = gz_client_checkpoint_asked(&summary);
+        if (asked != checkpoints) {
+            checkpoint(w, summary);
+            checkpoints = asked;
+            gz_client_checkpoint_made(asked);
+        }
         int sig = gz_signals_requested();
         if (sig)
             gz_client_stop_for_signal(sig);
@@ -638,5 +672,6 @@ void *gz_worker_main(void *arg)
     finish(w);
     free(w);
     gz_signals_worker_done();
+    gz_client_checkpoint_made(UINT64_MAX);
     return NULL;
 }

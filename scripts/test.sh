@@ -55,9 +55,12 @@ UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
 # client's queue and worker, the layer under several app threads, device
 # loss, freed command buffers, the load test, a lower layer calling back
 # during a submit, sync points and their spinner thread, the OpenCL burst,
-# frames on a swapchain). Left out: what measures time
-# (TSan slows it tenfold), and the two programs that exit with threads still
-# inside the loader (TSan reports the loader's mutex, with or without us).
+# frames on a swapchain, the host programs whose signals, exit() and
+# unloading race our threads). Left out: what measures time
+# (TSan slows it tenfold), the two programs that exit with threads still
+# inside the loader (TSan reports the loader's mutex, with or without us),
+# and the SIG_DFL-with-SA_SIGINFO set-up (TSan's own sigaction takes it for
+# a handler: the signal is lost with or without us).
 # The GL shim runs preloaded into the TSan-built test programs, after the
 # TSan runtime (run_gl.py and `gpuzones run` put it first).
 [ -f build-tsan/build.ninja ] ||
@@ -74,10 +77,13 @@ TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
     gl-epoxy-groups gl-epoxy-state gl-direct-groups gl-direct-state gl-epoxy-contexts \
     gl-macros-shim gl-macros-no-shim gl-gpuzones-run gl-glx-groups gl-glx-macros-no-shim \
     rel-reenter rel-batch-3000 vk-fault-families vk-fault-no-calibration-labels \
-    vk-present-frames cl-stress-burst countlayer-threads || status=1
+    vk-present-frames cl-stress-burst countlayer-threads \
+    host-exit-race host-plugin-unloaded host-signal-default host-signal-mask \
+    host-layers-exit-without-atexit || status=1
 
-# libFuzzer (clang): the environment parser and the JSON string writer, a
-# bounded time each on the committed seed corpus.
+# libFuzzer (clang): the environment parser, the JSON string writer and
+# what listen mode reads from a peer on its socket, a bounded time each on
+# the committed seed corpus.
 [ -f build-fuzz/build.ninja ] ||
     CC=clang meson setup build-fuzz -Dwerror=true -Dfuzz=true -Dtests=false \
         -Db_sanitize=address,undefined -Db_lundef=false >/dev/null || exit 1

@@ -3,6 +3,7 @@
 #define GZ_TRACY_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "gz_config.h"
 #include "gz_sink.h"
@@ -12,6 +13,7 @@
  * resolves in the process (auto and listen), else, in listen mode, gpuzones
  * itself as a Tracy v0.14.0 client. Returns false, having done nothing,
  * when Tracy output is off or there is nothing to feed. */
-bool gz_tracy_sink_open(const gz_config *cfg, gz_sink *out);
+/* progress (may be NULL): bumped while the exit waits for a profiler. */
+bool gz_tracy_sink_open(const gz_config *cfg, uint64_t *progress, gz_sink *out);
 
 #endif

@@ -31,8 +31,10 @@ static inline uint8_t gz_tracy_ctx_type(gz_track_api api)
                                   : GZ_TGPU_VULKAN;
 }
 
-/* listen.c: gpuzones as a Tracy client; budget: bytes that may wait. */
-bool gz_tracy_listen_open(const gz_config *cfg, size_t budget, gz_sink *out);
+/* listen.c: gpuzones as a Tracy client; budget: bytes that may wait;
+ * progress (may be NULL): bumped while the exit waits for a profiler, so
+ * that the exit's guard against a stuck worker knows it is not. */
+bool gz_tracy_listen_open(const gz_config *cfg, size_t budget, uint64_t *progress, gz_sink *out);
 
 /* inproc.c: the program's own Tracy client. find: 1 when its C API
  * resolves (where: the library or program it is in), 0 when there is none,

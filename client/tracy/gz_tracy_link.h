@@ -1,10 +1,26 @@
 /* The network side of listen mode: one thread of its own that listens on
- * TCP, announces the program over UDP broadcast, does the handshake with
- * one Tracy profiler, and then sends the frames the sink hands over (LZ4,
- * as Tracy's stream format) and hands back the queries the profiler sends.
+ * TCP (127.0.0.1 unless GPUZONES_TRACY_ADDR widens it), announces the
+ * program over UDP broadcast (only when widened: a loopback-only listener
+ * has nobody else to tell), does the handshake with a Tracy profiler, and
+ * then sends the frames the sink hands over (LZ4, as Tracy's stream format)
+ * and hands back the queries the profiler sends.
+ *
+ * Peers: any number may be in their handshake at once, each for at most
+ * GZ_TRACY_HANDSHAKE_MS; one that has not sent a Tracy handshake by then is
+ * closed and never holds the place of a profiler. One profiler at a time
+ * takes the data; one that comes while another is connected is told "not
+ * available". When a profiler leaves, the next one may connect.
+ *
+ * Sessions: each profiler's connection is a session, numbered from 1. A
+ * frame is encoded for one session (the receiver keeps references the
+ * encoder mirrors, and a new profiler starts from none) and is sent only to
+ * its profiler. gz_tracy_link_session says which session frames are for
+ * now: the first until its profiler leaves, then the next, and so on.
+ * Frames for a session whose profiler has left, or for none that came, are
+ * let go and counted.
  *
  * The sink (on the worker thread) and this thread share only what is behind
- * the link's mutex: frames to send, queries received, the state and the
+ * the link's mutex: frames to send, queries received, the session, the
  * counters. The link never formats items and never blocks the sink: a
  * profiler that stops reading makes frames wait in memory, which the sink
  * bounds (gz_tracy_link_queued). */
@@ -17,39 +33,66 @@
 
 #include "gz_tracy_wire.h"
 
+#define GZ_TRACY_HANDSHAKE_MS 1500
+#define GZ_TRACY_MAX_PEERS 16 /* profilers reported one by one; later ones with the last */
+
 typedef struct gz_tracy_link gz_tracy_link;
 
-typedef enum gz_tracy_link_state {
-    GZ_TRACY_LINK_WAITING,   /* listening; no profiler yet */
-    GZ_TRACY_LINK_CONNECTED, /* a profiler takes the data */
-    GZ_TRACY_LINK_DONE,      /* it asked to terminate, or went away */
-} gz_tracy_link_state;
+/* What a frame holds, for the exit report of what each profiler took. */
+typedef struct gz_tracy_counts {
+    uint64_t gpu_zones, cpu_zones, frame_marks, messages;
+} gz_tracy_counts;
+
+/* One profiler that connected. */
+typedef struct gz_tracy_peer_report {
+    char addr[64];            /* its address and port */
+    gz_tracy_counts took;     /* in the frames it was sent */
+    uint64_t bytes_in, bytes_out; /* before / after compression */
+    bool got_final;           /* it was sent the frame marked final */
+    bool left;                /* its connection has ended */
+} gz_tracy_peer_report;
 
 typedef struct gz_tracy_link_totals {
-    uint64_t bytes_in, bytes_out; /* before / after compression */
-    uint64_t frames_lost;         /* frames pushed after the profiler left */
+    uint64_t bytes_in, bytes_out; /* to every profiler */
+    uint64_t frames_lost;         /* frames no profiler took */
+    gz_tracy_counts lost;         /* what they held */
     uint32_t refused;             /* handshakes refused (other protocol) */
+    uint32_t no_handshake;        /* peers closed without a Tracy handshake in time */
+    uint32_t turned_away;         /* profilers told "not available" (another was connected) */
+    uint32_t npeers;              /* profilers that connected (up to GZ_TRACY_MAX_PEERS reported) */
+    gz_tracy_peer_report peers[GZ_TRACY_MAX_PEERS];
 } gz_tracy_link_totals;
 
-/* Listens on the first free TCP port of [port, port + 19] and starts the
- * thread. welcome: the message sent after the handshake (its program name
- * is broadcast too). NULL, with a "gpuzones:" line, when no port is free or
- * the thread cannot start. */
-gz_tracy_link *gz_tracy_link_open(uint16_t port, const uint8_t welcome[GZ_TRACY_WELCOME_SIZE],
+/* Listens on addr (an IPv4 or IPv6 literal), on the first free TCP port of
+ * [port, port + 19], and starts the thread. welcome: the message sent after
+ * the handshake (its program name is broadcast too). NULL, with a
+ * "gpuzones:" line, when no port is free or the thread cannot start. */
+gz_tracy_link *gz_tracy_link_open(const char *addr, uint16_t port,
+                                  const uint8_t welcome[GZ_TRACY_WELCOME_SIZE],
                                   const char *program, uint64_t pid);
 uint16_t gz_tracy_link_port(const gz_tracy_link *l);
-/* Hands over one frame of whole items (at most GZ_TRACY_FRAME_MAX bytes,
- * malloc'd; the link frees it). */
-void gz_tracy_link_push(gz_tracy_link *l, uint8_t *frame, size_t len);
-/* Bytes handed over and not yet sent. */
+/* Whether the listener can be reached from other machines (not loopback). */
+bool gz_tracy_link_widened(const gz_tracy_link *l);
+/* Hands over one frame of whole items encoded for session (at most
+ * GZ_TRACY_FRAME_MAX bytes, malloc'd; the link frees it); counts: what it
+ * holds; final: it ends the data (its profiler then has everything). */
+void gz_tracy_link_push(gz_tracy_link *l, uint8_t *frame, size_t len, uint32_t session,
+                        const gz_tracy_counts *counts, bool final);
+/* The session frames are for now (from 1). */
+uint32_t gz_tracy_link_session(gz_tracy_link *l);
+/* Whether the profiler of session was sent the final frame and has left:
+ * it has everything. */
+bool gz_tracy_link_delivered(gz_tracy_link *l, uint32_t session);
+/* Bytes handed over and not yet sent or let go. */
 size_t gz_tracy_link_queued(gz_tracy_link *l);
-/* Takes up to max received queries; returns how many. */
+/* Takes up to max received queries (of the session's profiler); returns
+ * how many. */
 size_t gz_tracy_link_queries(gz_tracy_link *l, gz_tracy_query *out, size_t max);
-gz_tracy_link_state gz_tracy_link_get_state(gz_tracy_link *l);
-/* Waits up to ms for the state to change or a query to arrive. */
+/* Waits up to ms for the session to change, a profiler to leave or a query
+ * to arrive. */
 void gz_tracy_link_wait(gz_tracy_link *l, uint32_t ms);
-/* Stops the thread (within a few tens of ms whatever the peer does),
- * closes the sockets, frees everything; *t: what went through. */
+/* Stops the thread (within a few tens of ms whatever the peers do), closes
+ * the sockets, frees everything; *t: what went through. */
 void gz_tracy_link_close(gz_tracy_link *l, gz_tracy_link_totals *t);
 
 #endif

@@ -17,18 +17,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gz_tracy_answer.h"
 #include "gz_tracy_internal.h"
 #include "gz_tracy_link.h"
 #include "gz_tracy_nest.h"
 #include "gz_tracy_strtab.h"
 #include "gz_tracy_wire.h"
 
-/* Ids the profiler will ask about: strings and source locations live in
- * separate ranges so one can never be taken for the other. */
-#define STR_BASE 0x100000000ull
-#define SRCLOC_BASE 0x200000000ull
-/* Threads standing for a GPU context's lanes: above any Linux tid. */
-#define LANE_TID_BASE 0xF0000000u
+#define STR_BASE GZ_TRACY_STR_BASE
+#define SRCLOC_BASE GZ_TRACY_SRCLOC_BASE
+#define LANE_TID_BASE GZ_TRACY_LANE_TID_BASE
 #define MAX_CONTEXTS 256
 /* Tracy keeps source locations in an int16 index. */
 #define MAX_SRCLOCS 32000
@@ -40,6 +38,7 @@ typedef struct ltrack {
     uint8_t ctx;
     uint8_t api;
     uint16_t query;
+    uint32_t name; /* in names.strings, to tell a later profiler again */
     gz_tracy_nest nest;
 } ltrack;
 
@@ -50,12 +49,13 @@ typedef struct gz_tracy_listen {
     uint32_t exit_wait_ms;
     int64_t init_ns;
 
-    gz_tracy_strtab strings;  /* names by content */
-    gz_tracy_strtab srclocs;  /* packed (name, function, file, line, color) */
-    gz_tracy_strtab threads;  /* packed tid -> value: name string id */
+    gz_tracy_names names;     /* what the profiler asks for (gz_tracy_answer.h) */
     gz_tracy_strtab cpu_last; /* packed tid -> value: end of its last CPU zone */
     gz_tracy_strtab marks;    /* frame name id -> value: its last mark */
-    uint32_t str_unknown, str_gpuzones;
+    uint64_t *progress;       /* bumped while the exit waits for a profiler */
+    uint32_t session;         /* the link's session the encoder writes for */
+    gz_tracy_counts pending;  /* what the items not yet cut hold */
+    bool final;               /* the end of the data is in the items not yet cut */
 
     /* Plain names (no function/file) seen lately, by where they are: the
      * worker passes the same interned strings again and again. Checked
@@ -72,7 +72,8 @@ typedef struct gz_tracy_listen {
     unsigned contexts;
     ltrack *cur; /* the track whose zone ends the nest callback writes */
 
-    uint64_t gpu_zones, cpu_zones, messages, frame_marks;
+    gz_tracy_counts sent;   /* every item encoded */
+    gz_tracy_counts unsent; /* encoded for a profiler that left before they were handed over */
     uint64_t drop_budget, drop_contexts, drop_lanes, drop_cpu_order, drop_marks, drop_names;
 } gz_tracy_listen;
 
@@ -80,10 +81,10 @@ static uint64_t str_id(gz_tracy_listen *s, const char *p, size_t len)
 {
     if (len > GZ_TRACY_STRING_MAX)
         len = GZ_TRACY_STRING_MAX;
-    uint32_t id = gz_tracy_strtab_put(&s->strings, p ? p : "", p ? len : 0, NULL);
+    uint32_t id = gz_tracy_strtab_put(&s->names.strings, p ? p : "", p ? len : 0, NULL);
     if (!id) {
         s->drop_names++;
-        id = s->str_unknown;
+        id = s->names.str_unknown;
     }
     return STR_BASE + id;
 }
@@ -94,15 +95,15 @@ static uint64_t srcloc_id(gz_tracy_listen *s, const char *name, size_t name_len,
 {
     uint64_t key[5] = {
         str_id(s, name, name_len), func_len ? str_id(s, func, func_len) : str_id(s, name, name_len),
-        file_len ? str_id(s, file, file_len) : STR_BASE + s->str_gpuzones, line, color};
-    uint32_t id = gz_tracy_strtab_put(&s->srclocs, key, sizeof key, NULL);
+        file_len ? str_id(s, file, file_len) : STR_BASE + s->names.str_gpuzones, line, color};
+    uint32_t id = gz_tracy_strtab_put(&s->names.srclocs, key, sizeof key, NULL);
     if (!id) {
         s->drop_names++;
-        key[0] = key[1] = STR_BASE + s->str_unknown;
-        key[2] = STR_BASE + s->str_gpuzones;
+        key[0] = key[1] = STR_BASE + s->names.str_unknown;
+        key[2] = STR_BASE + s->names.str_gpuzones;
         key[3] = key[4] = 0;
         /* Always there: added at open. */
-        id = gz_tracy_strtab_find(&s->srclocs, key, sizeof key);
+        id = gz_tracy_strtab_find(&s->names.srclocs, key, sizeof key);
     }
     return SRCLOC_BASE + id;
 }
@@ -112,10 +113,10 @@ static uint64_t plain_srcloc(gz_tracy_listen *s, const char *name, size_t len)
 {
     size_t h = (((uintptr_t)name >> 3) ^ len) & 1023;
     if (s->recent[h].p == name && s->recent[h].len == len && name) {
-        const gz_tracy_strtab_entry *loc = gz_tracy_strtab_get(&s->srclocs, s->recent[h].srcloc);
+        const gz_tracy_strtab_entry *loc = gz_tracy_strtab_get(&s->names.srclocs, s->recent[h].srcloc);
         uint64_t name_id;
         memcpy(&name_id, loc->s, sizeof name_id);
-        const gz_tracy_strtab_entry *e = gz_tracy_strtab_get(&s->strings, name_id - STR_BASE);
+        const gz_tracy_strtab_entry *e = gz_tracy_strtab_get(&s->names.strings, name_id - STR_BASE);
         if (e && e->len == len && !memcmp(e->s, name, len))
             return SRCLOC_BASE + s->recent[h].srcloc;
     }
@@ -133,9 +134,15 @@ static void cut(gz_tracy_listen *s)
 {
     if (!s->enc.len || s->enc.failed)
         return;
-    gz_tracy_link_push(s->link, s->enc.buf, s->enc.len);
+    gz_tracy_link_push(s->link, s->enc.buf, s->enc.len, s->session, &s->pending, s->final);
+    s->sent.gpu_zones += s->pending.gpu_zones;
+    s->sent.cpu_zones += s->pending.cpu_zones;
+    s->sent.frame_marks += s->pending.frame_marks;
+    s->sent.messages += s->pending.messages;
     s->enc.buf = NULL;
     s->enc.len = s->enc.cap = 0;
+    s->pending = (gz_tracy_counts){0};
+    s->final = false;
     s->queued = gz_tracy_link_queued(s->link);
 }
 
@@ -153,60 +160,7 @@ static bool begin_unit(gz_tracy_listen *s, bool droppable)
 static void answer(gz_tracy_listen *s, const gz_tracy_query *q)
 {
     begin_unit(s, false);
-    switch (q->type) {
-    case GZ_TSQ_STRING:
-    case GZ_TSQ_FRAME_NAME: {
-        const gz_tracy_strtab_entry *e =
-            q->ptr >= STR_BASE ? gz_tracy_strtab_get(&s->strings, q->ptr - STR_BASE) : NULL;
-        if (!e)
-            e = gz_tracy_strtab_get(&s->strings, s->str_unknown);
-        gz_tracy_enc_string(&s->enc,
-                            q->type == GZ_TSQ_STRING ? GZ_TQ_STRING_DATA : GZ_TQ_FRAME_NAME, q->ptr,
-                            e->s, e->len);
-        break;
-    }
-    case GZ_TSQ_THREAD_STRING: {
-        uint32_t tid = (uint32_t)q->ptr;
-        char buf[64];
-        const char *name = buf;
-        size_t len;
-        uint32_t tid_key = tid;
-        uint32_t t = gz_tracy_strtab_find(&s->threads, &tid_key, sizeof tid_key);
-        const gz_tracy_strtab_entry *e =
-            t ? gz_tracy_strtab_get(&s->strings, gz_tracy_strtab_get(&s->threads, t)->value) : NULL;
-        if (e) {
-            name = e->s;
-            len = e->len;
-        } else if (tid >= LANE_TID_BASE) {
-            len = (size_t)snprintf(buf, sizeof buf, "GPU lane %u", (tid & 15u) + 1);
-        } else {
-            len = (size_t)snprintf(buf, sizeof buf, "thread %u", tid);
-        }
-        gz_tracy_enc_string(&s->enc, GZ_TQ_THREAD_NAME, q->ptr, name, len);
-        break;
-    }
-    case GZ_TSQ_SOURCE_LOCATION: {
-        const gz_tracy_strtab_entry *e =
-            q->ptr >= SRCLOC_BASE ? gz_tracy_strtab_get(&s->srclocs, q->ptr - SRCLOC_BASE) : NULL;
-        uint64_t key[5] = {STR_BASE + s->str_unknown, STR_BASE + s->str_unknown,
-                           STR_BASE + s->str_gpuzones, 0, 0};
-        if (e)
-            memcpy(key, e->s, sizeof key);
-        gz_tracy_enc_srcloc(&s->enc, key[0], key[1], key[2], (uint32_t)key[3], (uint32_t)key[4]);
-        break;
-    }
-    case GZ_TSQ_SYMBOL_CODE:
-        gz_tracy_enc_bare(&s->enc, GZ_TQ_ACK_SYMBOL_CODE_NA);
-        break;
-    case GZ_TSQ_SOURCE_CODE:
-        gz_tracy_enc_ack_source(&s->enc, (uint32_t)q->ptr);
-        break;
-    default:
-        /* Nothing else is ever offered (no callstacks, plots, code): the
-         * profiler still counts every query until it is acknowledged. */
-        gz_tracy_enc_bare(&s->enc, GZ_TQ_ACK_QUERY_NOOP);
-        break;
-    }
+    gz_tracy_answer(&s->enc, &s->names, q);
 }
 
 static void answer_queries(gz_tracy_listen *s)
@@ -226,6 +180,7 @@ static void l_track_name(void *self, const gz_sink_track *t)
     ltrack *lt = s->tracks[t->id];
     if (!lt || !lt->live)
         return;
+    lt->name = (uint32_t)(str_id(s, t->name, t->name_len) - STR_BASE);
     begin_unit(s, false);
     gz_tracy_enc_gpu_context_name(&s->enc, lt->ctx, t->name, t->name_len);
 }
@@ -285,9 +240,9 @@ static void l_thread_name(void *self, uint32_t tid, const char *name, size_t len
 {
     gz_tracy_listen *s = self;
     uint32_t key = tid;
-    uint32_t t = gz_tracy_strtab_put(&s->threads, &key, sizeof key, NULL);
+    uint32_t t = gz_tracy_strtab_put(&s->names.threads, &key, sizeof key, NULL);
     if (t)
-        gz_tracy_strtab_get(&s->threads, t)->value = str_id(s, name, len) - STR_BASE;
+        gz_tracy_strtab_get(&s->names.threads, t)->value = str_id(s, name, len) - STR_BASE;
 }
 
 static void l_gpu_zone(void *self, const gz_sink_zone *z)
@@ -318,7 +273,7 @@ static void l_gpu_zone(void *self, const gz_sink_zone *z)
     uint32_t tid = LANE_TID_BASE + ((uint32_t)lt->ctx << 4) + (uint32_t)lane;
     gz_tracy_enc_gpu_begin(&s->enc, (int64_t)z->begin_ns, tid, q, lt->ctx, srcloc);
     gz_tracy_enc_gpu_time(&s->enc, (int64_t)z->begin_ns, q, lt->ctx);
-    s->gpu_zones++;
+    s->pending.gpu_zones++;
 }
 
 static void l_cpu_zone(void *self, uint32_t tid, const char *name, size_t len, uint64_t begin_ns,
@@ -347,7 +302,7 @@ static void l_cpu_zone(void *self, uint32_t tid, const char *name, size_t len, u
     uint64_t srcloc = plain_srcloc(s, name, len);
     gz_tracy_enc_zone_begin(&s->enc, tid, (int64_t)begin_ns, srcloc);
     gz_tracy_enc_zone_end(&s->enc, tid, (int64_t)end_ns);
-    s->cpu_zones++;
+    s->pending.cpu_zones++;
 }
 
 static void l_frame_mark(void *self, uint32_t tid, const char *name, size_t len, uint64_t ns)
@@ -370,7 +325,7 @@ static void l_frame_mark(void *self, uint32_t tid, const char *name, size_t len,
     }
     last->value = ns;
     gz_tracy_enc_frame_mark(&s->enc, (int64_t)ns, name_id);
-    s->frame_marks++;
+    s->pending.frame_marks++;
 }
 
 static void l_message(void *self, uint32_t tid, const char *text, size_t len, uint64_t ns)
@@ -381,36 +336,124 @@ static void l_message(void *self, uint32_t tid, const char *text, size_t len, ui
         return;
     }
     gz_tracy_enc_message(&s->enc, tid, (int64_t)ns, text, len);
-    s->messages++;
+    s->pending.messages++;
+}
+
+static void drop_end(void *user, unsigned lane, uint64_t end_ns)
+{
+    (void)user;
+    (void)lane;
+    (void)end_ns;
+}
+
+/* The profiler the encoder wrote for has left: the next one starts from
+ * nothing. What was encoded and not handed over is let go; the encoder's
+ * references start afresh; every context still in use is made again (a
+ * zone open in a lane belonged to the profiler that left: its end is not
+ * sent). Names go by reference as before: the new profiler asks. */
+static void new_session(gz_tracy_listen *s, uint32_t session)
+{
+    s->unsent.gpu_zones += s->pending.gpu_zones;
+    s->unsent.cpu_zones += s->pending.cpu_zones;
+    s->unsent.frame_marks += s->pending.frame_marks;
+    s->unsent.messages += s->pending.messages;
+    s->pending = (gz_tracy_counts){0};
+    gz_tracy_enc_free(&s->enc);
+    gz_tracy_enc_init(&s->enc);
+    s->session = session;
+    s->last_tid_entry = 0;
+    int64_t now = (int64_t)gz_tracy_now_ns();
+    for (unsigned i = 0; i < 65536; i++) {
+        ltrack *lt = s->tracks[i];
+        if (!lt || !lt->live)
+            continue;
+        gz_tracy_nest_finish(&lt->nest, drop_end, NULL);
+        gz_tracy_nest_init(&lt->nest);
+        begin_unit(s, false);
+        gz_tracy_enc_gpu_new_context(&s->enc, now, now, 0, 1.0f, lt->ctx,
+                                     gz_tracy_ctx_type((gz_track_api)lt->api));
+        const gz_tracy_strtab_entry *e = gz_tracy_strtab_get(&s->names.strings, lt->name);
+        if (e)
+            gz_tracy_enc_gpu_context_name(&s->enc, lt->ctx, e->s, e->len);
+    }
+}
+
+static void follow_session(gz_tracy_listen *s)
+{
+    uint32_t now = gz_tracy_link_session(s->link);
+    if (now != s->session)
+        new_session(s, now);
 }
 
 static void l_flush(void *self)
 {
     gz_tracy_listen *s = self;
+    follow_session(s);
     answer_queries(s);
     cut(s);
     s->queued = gz_tracy_link_queued(s->link);
 }
 
-static void report(gz_tracy_listen *s, const gz_tracy_link_totals *lt, bool delivered)
+static void log_counts(const char *who, const gz_tracy_counts *c, const char *after)
 {
+    gz_log("Tracy: %s %llu GPU zones, %llu CPU zones, %llu frame marks, %llu messages%s", who,
+           (unsigned long long)c->gpu_zones, (unsigned long long)c->cpu_zones,
+           (unsigned long long)c->frame_marks, (unsigned long long)c->messages, after);
+}
+
+/* What each profiler took, what none took, and who was turned away. */
+static void report(gz_tracy_listen *s, const gz_tracy_link_totals *lt)
+{
+    uint32_t shown = lt->npeers < GZ_TRACY_MAX_PEERS ? lt->npeers : GZ_TRACY_MAX_PEERS;
+    gz_tracy_counts taken = {0};
+    for (uint32_t i = 0; i < shown; i++) {
+        const gz_tracy_peer_report *p = &lt->peers[i];
+        char who[64], after[192];
+        if (lt->npeers == 1)
+            snprintf(who, sizeof who, "the profiler took");
+        else
+            snprintf(who, sizeof who, "profiler %u of %u took", i + 1, lt->npeers);
+        snprintf(after, sizeof after, " (%llu bytes, %llu on the wire) from %s%s",
+                 (unsigned long long)p->bytes_in, (unsigned long long)p->bytes_out, p->addr,
+                 p->got_final && p->left ? "" : "; it did not take everything");
+        log_counts(who, &p->took, after);
+        taken.gpu_zones += p->took.gpu_zones;
+        taken.cpu_zones += p->took.cpu_zones;
+        taken.frame_marks += p->took.frame_marks;
+        taken.messages += p->took.messages;
+    }
+    gz_tracy_counts none = {
+        .gpu_zones = s->sent.gpu_zones - taken.gpu_zones + s->unsent.gpu_zones,
+        .cpu_zones = s->sent.cpu_zones - taken.cpu_zones + s->unsent.cpu_zones,
+        .frame_marks = s->sent.frame_marks - taken.frame_marks + s->unsent.frame_marks,
+        .messages = s->sent.messages - taken.messages + s->unsent.messages,
+    };
+    if (!lt->npeers || none.gpu_zones || none.cpu_zones || none.frame_marks || none.messages)
+        log_counts("no profiler took", &none, "");
+    if (lt->no_handshake || lt->turned_away)
+        gz_log("Tracy: %u connections closed without a Tracy handshake within %u ms, %u "
+               "profilers turned away while another was connected",
+               lt->no_handshake, GZ_TRACY_HANDSHAKE_MS, lt->turned_away);
     uint64_t dropped = s->drop_budget + s->drop_contexts + s->drop_lanes + s->drop_cpu_order;
-    gz_log("Tracy: %s %llu GPU zones, %llu CPU zones, %llu frame marks, %llu messages "
-           "(%llu bytes, %llu on the wire)",
-           delivered ? "the profiler took" : "no profiler took", (unsigned long long)s->gpu_zones,
-           (unsigned long long)s->cpu_zones, (unsigned long long)s->frame_marks,
-           (unsigned long long)s->messages, (unsigned long long)lt->bytes_in,
-           (unsigned long long)lt->bytes_out);
-    if (dropped || s->drop_marks || s->drop_names || lt->frames_lost || s->enc.failed)
+    if (dropped || s->drop_marks || s->drop_names || s->enc.failed)
         gz_log("Tracy: dropped %llu zones (%llu while %zu MiB waited for a profiler, %llu past "
                "%u GPU contexts, %llu nested too deep, %llu CPU zones out of their thread's "
-               "order), %llu frame marks out of order, %llu names past the table, %llu frames "
-               "after the profiler left%s",
+               "order), %llu frame marks out of order, %llu names past the table%s",
                (unsigned long long)dropped, (unsigned long long)s->drop_budget, s->budget >> 20,
                (unsigned long long)s->drop_contexts, MAX_CONTEXTS,
                (unsigned long long)s->drop_lanes, (unsigned long long)s->drop_cpu_order,
                (unsigned long long)s->drop_marks, (unsigned long long)s->drop_names,
-               (unsigned long long)lt->frames_lost, s->enc.failed ? "; out of memory" : "");
+               s->enc.failed ? "; out of memory" : "");
+}
+
+/* Tells the profiler this is all; it then asks for the names it still
+ * lacks and leaves when it has everything. */
+static void send_end(gz_tracy_listen *s)
+{
+    begin_unit(s, false);
+    gz_tracy_enc_bare(&s->enc, GZ_TQ_TERMINATE);
+    s->final = true;
+    cut(s);
 }
 
 static void l_close(void *self, const gz_sink_totals *totals)
@@ -419,34 +462,33 @@ static void l_close(void *self, const gz_sink_totals *totals)
     for (unsigned i = 0; i < 65536; i++)
         if (s->tracks[i] && s->tracks[i]->live)
             finish_track(s, s->tracks[i]);
-    begin_unit(s, false);
-    /* Tells the profiler this is all; it then asks for the names it still
-     * lacks and says when it has everything. */
-    gz_tracy_enc_bare(&s->enc, GZ_TQ_TERMINATE);
-    cut(s);
+    follow_session(s);
+    send_end(s);
+    /* Until the profiler has everything, or the wait is over. The wait is
+     * progress to the exit's guard: the worker is not stuck. A profiler
+     * that leaves early makes room for another, which gets the end. */
     uint64_t deadline = gz_tracy_now_ns() + (uint64_t)s->exit_wait_ms * 1000000ull;
-    for (;;) {
-        gz_tracy_link_state st = gz_tracy_link_get_state(s->link);
-        if (st == GZ_TRACY_LINK_DONE)
-            break;
+    while (!gz_tracy_link_delivered(s->link, s->session)) {
         uint64_t now = gz_tracy_now_ns();
         if (now >= deadline)
             break;
+        if (s->progress)
+            __atomic_fetch_add(s->progress, 1, __ATOMIC_RELAXED);
+        if (gz_tracy_link_session(s->link) != s->session) {
+            follow_session(s);
+            send_end(s);
+        }
         answer_queries(s);
         cut(s);
         uint64_t left_ms = (deadline - now) / 1000000ull;
         gz_tracy_link_wait(s->link, left_ms < 10 ? (uint32_t)left_ms + 1 : 10);
     }
-    bool delivered = gz_tracy_link_get_state(s->link) == GZ_TRACY_LINK_DONE &&
-                     gz_tracy_link_queued(s->link) == 0;
     gz_tracy_link_totals lt;
     gz_tracy_link_close(s->link, &lt);
-    report(s, &lt, delivered);
+    report(s, &lt);
     (void)totals;
     gz_tracy_enc_free(&s->enc);
-    gz_tracy_strtab_free(&s->strings);
-    gz_tracy_strtab_free(&s->srclocs);
-    gz_tracy_strtab_free(&s->threads);
+    gz_tracy_names_free(&s->names);
     gz_tracy_strtab_free(&s->cpu_last);
     gz_tracy_strtab_free(&s->marks);
     for (unsigned i = 0; i < 65536; i++)
@@ -481,24 +523,18 @@ static void program_name(char *out, size_t cap)
         snprintf(out, cap, "program");
 }
 
-bool gz_tracy_listen_open(const gz_config *cfg, size_t budget, gz_sink *out)
+bool gz_tracy_listen_open(const gz_config *cfg, size_t budget, uint64_t *progress, gz_sink *out)
 {
     gz_tracy_listen *s = calloc(1, sizeof *s);
     if (!s)
         return false;
     gz_tracy_enc_init(&s->enc);
-    gz_tracy_strtab_init(&s->strings, 1u << 20, 64u << 20);
-    gz_tracy_strtab_init(&s->srclocs, MAX_SRCLOCS, 64u << 20);
-    gz_tracy_strtab_init(&s->threads, 1u << 16, 64u << 20);
+    bool ok = gz_tracy_names_init(&s->names, MAX_SRCLOCS);
     gz_tracy_strtab_init(&s->cpu_last, 1u << 16, 64u << 20);
     gz_tracy_strtab_init(&s->marks, 1u << 12, 64u << 20);
-    s->str_unknown = gz_tracy_strtab_put(&s->strings, "<name dropped>", 14, NULL);
-    s->str_gpuzones = gz_tracy_strtab_put(&s->strings, "gpuzones", 8, NULL);
-    uint64_t fallback[5] = {STR_BASE + s->str_unknown, STR_BASE + s->str_unknown,
-                            STR_BASE + s->str_gpuzones, 0, 0};
-    bool ok = s->str_unknown && s->str_gpuzones &&
-              gz_tracy_strtab_put(&s->srclocs, fallback, sizeof fallback, NULL);
     s->budget = budget;
+    s->progress = progress;
+    s->session = 1;
     s->exit_wait_ms = cfg->tracy_exit_wait_ms;
     s->init_ns = (int64_t)gz_tracy_now_ns();
 
@@ -521,20 +557,21 @@ bool gz_tracy_listen_open(const gz_config *cfg, size_t budget, gz_sink *out)
     uint8_t welcome[GZ_TRACY_WELCOME_SIZE];
     gz_tracy_welcome(welcome, &w);
     if (ok)
-        s->link = gz_tracy_link_open(cfg->tracy_port, welcome, program, w.pid);
+        s->link = gz_tracy_link_open(cfg->tracy_addr, cfg->tracy_port, welcome, program, w.pid);
     if (!s->link) {
         gz_tracy_enc_free(&s->enc);
-        gz_tracy_strtab_free(&s->strings);
-        gz_tracy_strtab_free(&s->srclocs);
-        gz_tracy_strtab_free(&s->threads);
+        gz_tracy_names_free(&s->names);
         gz_tracy_strtab_free(&s->cpu_last);
         gz_tracy_strtab_free(&s->marks);
         free(s);
         return false;
     }
+    bool wide = gz_tracy_link_widened(s->link);
     gz_log("Tracy: no Tracy client in the program; gpuzones is one: a Tracy v%s profiler "
-           "(protocol %u) can connect on port %u",
-           GZ_TRACY_VERSION_TEXT, GZ_TRACY_PROTOCOL, gz_tracy_link_port(s->link));
+           "(protocol %u) can connect to %s port %u%s",
+           GZ_TRACY_VERSION_TEXT, GZ_TRACY_PROTOCOL, cfg->tracy_addr, gz_tracy_link_port(s->link),
+           wide ? " (announced by UDP broadcast)"
+                : " (this machine only: GPUZONES_TRACY_ADDR widens it)");
     out->ops = &listen_ops;
     out->self = s;
     return true;

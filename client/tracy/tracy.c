@@ -4,7 +4,7 @@
 #include "gz_tracy.h"
 #include "gz_tracy_internal.h"
 
-bool gz_tracy_sink_open(const gz_config *cfg, gz_sink *out)
+bool gz_tracy_sink_open(const gz_config *cfg, uint64_t *progress, gz_sink *out)
 {
     if (cfg->tracy == GZ_TRACY_OFF)
         return false;
@@ -26,5 +26,5 @@ bool gz_tracy_sink_open(const gz_config *cfg, gz_sink *out)
         gz_log("Tracy: the Tracy client in %s is not started: no zones go into it", where);
     if (cfg->tracy != GZ_TRACY_LISTEN)
         return false;
-    return gz_tracy_listen_open(cfg, GZ_TRACY_LISTEN_BUDGET, out);
+    return gz_tracy_listen_open(cfg, GZ_TRACY_LISTEN_BUDGET, progress, out);
 }

@@ -140,7 +140,7 @@ static void spin_start_locked(void)
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        spin_started = pthread_create(&t, &attr, spinner, NULL) == 0;
+        spin_started = gz_thread_start(&t, &attr, spinner, NULL) == 0;
         spin_failed = !spin_started;
         pthread_attr_destroy(&attr);
         if (spin_failed)

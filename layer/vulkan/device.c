@@ -1,6 +1,12 @@
 /* vkCreateDevice / vkDestroyDevice and queues: enables what timing needs on
  * the app's device (host query reset, calibrated timestamps) without
- * breaking the app's own feature chain, and creates the device context. */
+ * breaking the app's own feature chain, and creates the device context.
+ *
+ * What the layer adds is decided before the one call down, from what the
+ * device reports it supports: vkCreateDevice is never called twice. The
+ * first call moves the loader's layer link on for every layer below, and a
+ * second call would hand them a link already used up (each of them then
+ * reads past the end of the chain). A failure is the app's to handle. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +20,7 @@
 #endif
 
 static uint32_t device_serial;
+static uint32_t live_devices; /* atomic */
 
 static VkLayerDeviceCreateInfo *find_device_info(const VkDeviceCreateInfo *info,
                                                  VkLayerFunction function)
@@ -88,6 +95,7 @@ typedef struct device_plan {
     bool timeline_on;   /* timeline semaphores on */
     bool use_khr_timeline; /* vkGetSemaphoreCounterValueKHR rather than the core name */
     const char *calibrated; /* extension enabled for calibration, or NULL */
+    bool added_hqr, added_timeline, added_calibrated; /* what the layer asked for beyond the app */
 } device_plan;
 
 static void plan_free(device_plan *p)
@@ -199,9 +207,10 @@ static VkBool32 *field(void *s, size_t offset)
 
 /* Turns a feature on: in the app's own structure where it has one (the 1.2
  * one where the device is 1.2, else the feature's own; copied), else in
- * ours put first. Returns whether it is on. */
+ * ours put first. Returns whether it is on; *added: whether the layer turned
+ * it on (not the app). */
 static bool enable_feature(device_plan *p, const VkDeviceCreateInfo *app, bool core,
-                           const feature_ref *f)
+                           const feature_ref *f, bool *added)
 {
     const void *v12 = find_struct(app->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
     const void *own = find_struct(app->pNext, f->own_type);
@@ -212,6 +221,7 @@ static bool enable_feature(device_plan *p, const VkDeviceCreateInfo *app, bool c
             p, find_struct(p->info.pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES));
         if (c)
             *field(c, f->v12_offset) = VK_TRUE;
+        *added = c != NULL;
         return c != NULL;
     }
     if (own) {
@@ -220,12 +230,14 @@ static bool enable_feature(device_plan *p, const VkDeviceCreateInfo *app, bool c
         void *c = copy_chain_to(p, find_struct(p->info.pNext, f->own_type));
         if (c)
             *field(c, f->own_offset) = VK_TRUE;
+        *added = c != NULL;
         return c != NULL;
     }
     if (v12)
         return false; /* the app's 1.2 structure excludes ours, and the feature is not core here */
     f->ours->pNext = (void *)p->info.pNext;
     p->info.pNext = f->ours;
+    *added = true;
     return true;
 }
 
@@ -253,7 +265,7 @@ static void plan_device(device_plan *p, layer_instance *inst, VkPhysicalDevice p
                          offsetof(VkPhysicalDeviceVulkan12Features, hostQueryReset),
                          (VkBaseOutStructure *)&p->hqr};
         p->use_ext_reset = !core;
-        p->host_query_reset = enable_feature(p, app, core, &f);
+        p->host_query_reset = enable_feature(p, app, core, &f, &p->added_hqr);
         if (p->host_query_reset && !core)
             add_extension(p, VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
         if (!p->host_query_reset) {
@@ -273,7 +285,7 @@ static void plan_device(device_plan *p, layer_instance *inst, VkPhysicalDevice p
                          offsetof(VkPhysicalDeviceVulkan12Features, timelineSemaphore),
                          (VkBaseOutStructure *)&p->timeline};
         p->use_khr_timeline = !core;
-        p->timeline_on = enable_feature(p, app, core, &f);
+        p->timeline_on = enable_feature(p, app, core, &f, &p->added_timeline);
         if (p->timeline_on && !core)
             add_extension(p, VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME);
     }
@@ -282,13 +294,59 @@ static void plan_device(device_plan *p, layer_instance *inst, VkPhysicalDevice p
      * KHR promotion warn on the KHR name (Debian 12's validation layer,
      * 1.3.239, below ours on NVIDIA's driver, which offers both). */
     const char *khr = "VK_KHR_calibrated_timestamps", *ext = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
-    const char *pick = app_enabled(app, khr)   ? khr
-                       : app_enabled(app, ext) ? ext
-                       : e.calibrated_ext      ? ext
-                       : e.calibrated_khr      ? khr
-                                               : NULL;
-    if (pick && add_extension(p, pick))
+    const char *pick = app_enabled(app, khr)                     ? khr
+                       : app_enabled(app, ext)                   ? ext
+                       : !inst->has_gpdp2                        ? NULL
+                       : e.calibrated_ext                        ? ext
+                       : e.calibrated_khr                        ? khr
+                                                                 : NULL;
+    if (pick && add_extension(p, pick)) {
         p->calibrated = pick;
+        p->added_calibrated = !app_enabled(app, pick);
+    }
+}
+
+static const char *result_name(VkResult r)
+{
+    switch (r) {
+    case VK_ERROR_OUT_OF_HOST_MEMORY:
+        return "VK_ERROR_OUT_OF_HOST_MEMORY";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+        return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+    case VK_ERROR_INITIALIZATION_FAILED:
+        return "VK_ERROR_INITIALIZATION_FAILED";
+    case VK_ERROR_DEVICE_LOST:
+        return "VK_ERROR_DEVICE_LOST";
+    case VK_ERROR_EXTENSION_NOT_PRESENT:
+        return "VK_ERROR_EXTENSION_NOT_PRESENT";
+    case VK_ERROR_FEATURE_NOT_PRESENT:
+        return "VK_ERROR_FEATURE_NOT_PRESENT";
+    case VK_ERROR_TOO_MANY_OBJECTS:
+        return "VK_ERROR_TOO_MANY_OBJECTS";
+    default:
+        return "an error";
+    }
+}
+
+/* The device was not created: the app gets the driver's answer, as it
+ * would without gpuzones. Said once, and only where the layer had added
+ * something to the app's request (what it added, the device had said it
+ * supports; the rest of the request is the app's). */
+static void report_create_failure(const char *device_name, VkResult r, const device_plan *p)
+{
+    if (!p || (!p->added_hqr && !p->added_timeline && !p->added_calibrated))
+        return;
+    char added[160];
+    snprintf(added, sizeof added, "%s%s%s%s%s", p->added_hqr ? "host query reset" : "",
+             p->added_hqr && (p->added_timeline || p->added_calibrated) ? ", " : "",
+             p->added_timeline ? "timeline semaphores" : "",
+             p->added_timeline && p->added_calibrated ? ", " : "",
+             p->added_calibrated ? p->calibrated : "");
+    static int once;
+    gz_log_once(&once,
+                "vkCreateDevice on %s returned %s (%d) to the app; gpuzones had added to its "
+                "request only what the device reports it supports (%s)",
+                device_name, result_name(r), (int)r, added);
 }
 
 /* The host clock the device can be calibrated against, or 0. */
@@ -410,21 +468,11 @@ VkResult gz_hook_CreateDevice(VkPhysicalDevice phys, const VkDeviceCreateInfo *i
         plan_device(plan, inst, phys, info, props.apiVersion);
         r = create(phys, &plan->info, alloc, device);
         plan_free(plan);
-        if (r != VK_SUCCESS && r != VK_ERROR_OUT_OF_HOST_MEMORY &&
-            r != VK_ERROR_OUT_OF_DEVICE_MEMORY) {
-            /* Our additions were refused: give the app exactly what it
-             * asked for, and time what we can without them. */
-            gz_log("%s refused the extensions/features the layer adds (VkResult %d); "
-                   "creating the device as the app asked",
-                   props.deviceName, (int)r);
-            memset(plan, 0, sizeof *plan);
-            plan->info = *info;
-            r = create(phys, info, alloc, device);
-        }
     } else {
         r = create(phys, info, alloc, device);
     }
     if (r != VK_SUCCESS) {
+        report_create_failure(props.deviceName, r, plan);
         free(plan);
         gz_layer_device_free(dev);
         return r;
@@ -440,6 +488,7 @@ VkResult gz_hook_CreateDevice(VkPhysicalDevice phys, const VkDeviceCreateInfo *i
                props.deviceName);
     free(plan);
     gz_handle_map_put(&gz_layer_devices, gz_dispatch_key(*device), &dev->node);
+    __atomic_add_fetch(&live_devices, 1, __ATOMIC_RELAXED);
     return r;
 }
 
@@ -473,6 +522,10 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_DestroyDevice(VkDevice device,
     gz_vk_device_destroy(dev->ctx);
     dev->fns.DestroyDevice(device, alloc);
     gz_layer_device_free(dev);
+    /* The program may end now without atexit (a Go program's exit): the
+     * trace is made complete while nothing of ours runs on the GPU. */
+    if (__atomic_sub_fetch(&live_devices, 1, __ATOMIC_ACQ_REL) == 0)
+        gz_client_checkpoint(false);
 }
 
 static void track_queue(layer_device *dev, VkQueue queue, uint32_t family, uint32_t index)

@@ -22,6 +22,8 @@ static void pin_library(void)
         dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
+static uint32_t live_instances; /* atomic */
+
 static VkLayerInstanceCreateInfo *find_link(const VkInstanceCreateInfo *info)
 {
     for (const VkBaseInStructure *s = info->pNext; s; s = s->pNext) {
@@ -81,6 +83,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo 
 #undef LOAD
     inst->has_gpdp2 = inst->GetPhysicalDeviceFeatures2 != NULL;
     gz_handle_map_put(&gz_layer_instances, gz_dispatch_key(*instance), &inst->node);
+    __atomic_add_fetch(&live_instances, 1, __ATOMIC_RELAXED);
     pin_library();
     gz_client_note_frontend(GZ_FRONTEND_VULKAN);
     gz_client_start();
@@ -98,6 +101,10 @@ static VKAPI_ATTR void VKAPI_CALL DestroyInstance(VkInstance instance,
     layer_instance *inst = gz_container_of(n, layer_instance, node);
     inst->DestroyInstance(instance, alloc);
     gz_layer_instance_free(inst);
+    /* The program may end now without atexit (a Go program's exit): the
+     * trace and the summary so far are made complete. */
+    if (__atomic_sub_fetch(&live_instances, 1, __ATOMIC_ACQ_REL) == 0)
+        gz_client_checkpoint(true);
 }
 
 /* Every function the layer intercepts, by name: the instance's, always

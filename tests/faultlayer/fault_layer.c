@@ -87,6 +87,18 @@
  *                                real ones (the second with no timestamps)
  *   GZFAULT_EXTRA_QUEUES=N       the first family offers N more queues
  *
+ * A lower layer that refuses devices, as a layer does that runs out of
+ * memory or meets a request it cannot serve:
+ *
+ *   GZFAULT_CREATE_DEVICE_ERROR=R, GZFAULT_CREATE_DEVICE_ERROR_COUNT=K
+ *                                the first K vkCreateDevice calls (default
+ *                                1) return VkResult R (negative) without
+ *                                reaching the driver, after moving the
+ *                                loader's layer link on as every layer does
+ *                                before it calls down (so that a layer above
+ *                                that calls again with the same link makes
+ *                                this one read past the end of the chain)
+ *
  * A lower layer whose callback comes back to the top of the chain:
  *
  *   GZFAULT_REENTER=1            inside each vkQueueSubmit*, before calling
@@ -628,6 +640,14 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice phys,
     PFN_vkGetDeviceProcAddr next_gdpa = link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
     link->u.pLayerInfo = link->u.pLayerInfo->pNext;
     PFN_vkCreateDevice create = (PFN_vkCreateDevice)next_gipa(inst->handle, "vkCreateDevice");
+    const char *refuse = getenv("GZFAULT_CREATE_DEVICE_ERROR");
+    if (refuse && *refuse) {
+        static int refused; /* calls refused so far */
+        const char *count = getenv("GZFAULT_CREATE_DEVICE_ERROR_COUNT");
+        int most = count && *count ? atoi(count) : 1;
+        if (__atomic_fetch_add(&refused, 1, __ATOMIC_RELAXED) < most)
+            return (VkResult)atoi(refuse);
+    }
     if (env_on("GZFAULT_HIDE_HOST_QUERY_RESET")) {
         /* Like a driver without the feature: asking for it fails. */
         const void *chain = info->pNext;

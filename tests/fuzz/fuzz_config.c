@@ -1,10 +1,11 @@
 /* libFuzzer target: the environment parser (client/config.c).
  *
- * The input is up to nine lines, the values of the GPUZONES_* variables in a
+ * The input is up to ten lines, the values of the GPUZONES_* variables in a
  * fixed order (a missing line leaves the variable unset). Whatever they
  * hold, gz_config_read must return a configuration within its bounds: a
  * NUL-terminated output path, a known level, queue and poll sizes inside
- * the ranges config.c accepts. Bad values only cost a "gpuzones:" line. */
+ * the ranges config.c accepts, a listen address inet_pton reads. Bad values only cost a "gpuzones:" line. */
+#include <arpa/inet.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@ static const char *const vars[] = {"GPUZONES_OUTPUT",      "GPUZONES_SUMMARY",
                                    "GPUZONES_LEVEL",       "GPUZONES_QUEUE_ITEMS",
                                    "GPUZONES_POLL_MS",     "GPUZONES_RAW_TICKS",
                                    "GPUZONES_TRACY",       "GPUZONES_TRACY_PORT",
-                                   "GPUZONES_TRACY_EXIT_WAIT_MS"};
+                                   "GPUZONES_TRACY_EXIT_WAIT_MS", "GPUZONES_TRACY_ADDR"};
 #define NVARS (sizeof vars / sizeof vars[0])
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -51,6 +52,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     /* Listen mode tries 20 ports from the first: all of them must exist. */
     if (cfg.tracy_port == 0 || cfg.tracy_port > 65535 - 19 || cfg.tracy_exit_wait_ms > 600000)
+        abort();
+    unsigned char bin[16];
+    if (memchr(cfg.tracy_addr, '\0', sizeof cfg.tracy_addr) == NULL ||
+        (inet_pton(AF_INET, cfg.tracy_addr, bin) != 1 &&
+         inet_pton(AF_INET6, cfg.tracy_addr, bin) != 1))
         abort();
     free(text);
     return 0;

@@ -44,6 +44,8 @@ SCENARIOS = {
     # a page, a ring full of finished work, a tiny event queue, a long loop.
     "batch-3000": (["batches", "3000"], None),
     "batches-600-700": (["batches", "600", "700"], None),
+    # Each batch has more zones and label events than a queue half holds.
+    "batches-600-700-small-queue": (["batches", "600", "700"], None),
     "singles-512": (["singles", "512"], None),
     "tiny-queue": (["loop", "20000", "1000"], None),
     "loop": (["loop", "100000", "1000"], None),
@@ -59,6 +61,7 @@ SCENARIOS = {
 LAYER_ENV = {
     "singles-512": {"GPUZONES_POLL_MS": "200"},
     "tiny-queue": {"GPUZONES_QUEUE_ITEMS": "1024", "GPUZONES_POLL_MS": "1000"},
+    "batches-600-700-small-queue": {"GPUZONES_QUEUE_ITEMS": "1024"},
     "loop": {"GPUZONES_RAW_TICKS": "1"},
 }
 # What each load scenario must give: submit zones, command buffer zones
@@ -66,6 +69,7 @@ LAYER_ENV = {
 LOAD = {
     "batch-3000": (1, 3000, False),
     "batches-600-700": (2, 1300, False),
+    "batches-600-700-small-queue": (2, 1300, False),
     "singles-512": (513, 513, False),
     "tiny-queue": (20000, 20000, True),
     "loop": (100000, 100000, False),

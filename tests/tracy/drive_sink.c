@@ -55,7 +55,7 @@ int main(void)
 {
     gz_config cfg;
     gz_config_read(&cfg, "drive", 0);
-    if (!gz_tracy_sink_open(&cfg, &sink))
+    if (!gz_tracy_sink_open(&cfg, NULL, &sink))
         return 2;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -82,7 +82,7 @@ static void *worker(void *arg)
     gz_config cfg;
     gz_config_read(&cfg, "inproc", 0);
     gz_sink s;
-    if (!gz_tracy_sink_open(&cfg, &s)) {
+    if (!gz_tracy_sink_open(&cfg, NULL, &s)) {
         printf("X sink did not open\n");
         return NULL;
     }

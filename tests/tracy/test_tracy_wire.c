@@ -5,6 +5,8 @@
  * frames decoded the way the profiler decodes them, queries answered,
  * termination). */
 #include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <poll.h>
 #include <lz4.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -17,6 +19,7 @@
 #include "../unit/gz_check.h"
 #include "gz_tracy.h"
 #include "gz_tracy_internal.h"
+#include "gz_tracy_link.h"
 #include "gz_tracy_nest.h"
 #include "gz_tracy_strtab.h"
 #include "gz_tracy_wire.h"
@@ -242,10 +245,20 @@ static int test_strtab(void)
  * as the items sent here go. */
 typedef struct fake {
     uint16_t port;
+    bool skip_refused; /* connect with the right protocol only */
+    int leave_after;   /* > 0: hang up after this many GPU zone begins */
     int refused_status;
     char ctx_name[64], zone_name[64], thread_name[64], srcloc_file[64];
     int gpu_begins, gpu_times, cpu_begins, terminated, bad;
+    int contexts;        /* GpuNewContext items */
+    int first_gpu_item;  /* the type of the first GPU item received */
+    double welcome_secs; /* from its connect to the welcome */
 } fake;
+
+static double now_secs(void)
+{
+    return (double)gz_tracy_now_ns() / 1e9;
+}
 
 static int connect_to(uint16_t port)
 {
@@ -292,15 +305,19 @@ static void copy_str(char *dst, const gz_tracy_item *it)
 static void *profiler(void *arg)
 {
     fake *f = arg;
-    /* A profiler of another protocol is refused with status 2. */
-    int fd = connect_to(f->port);
+    int fd;
     uint8_t hello[12] = "TracyPrf";
-    hello[8] = 76;
-    send(fd, hello, sizeof hello, MSG_NOSIGNAL);
     uint8_t status = 0;
-    f->refused_status = read_n(fd, &status, 1) ? status : -1;
-    close(fd);
+    if (!f->skip_refused) {
+        /* A profiler of another protocol is refused with status 2. */
+        fd = connect_to(f->port);
+        hello[8] = 76;
+        send(fd, hello, sizeof hello, MSG_NOSIGNAL);
+        f->refused_status = read_n(fd, &status, 1) ? status : -1;
+        close(fd);
+    }
 
+    double t0 = now_secs();
     fd = connect_to(f->port);
     hello[8] = GZ_TRACY_PROTOCOL;
     send(fd, hello, sizeof hello, MSG_NOSIGNAL);
@@ -311,6 +328,7 @@ static void *profiler(void *arg)
         close(fd);
         return NULL;
     }
+    f->welcome_secs = now_secs() - t0;
     LZ4_streamDecode_t *lz = LZ4_createStreamDecode();
     char *window = malloc(3 * GZ_TRACY_FRAME_MAX);
     char *packet = malloc(GZ_TRACY_LZ4_BOUND(GZ_TRACY_FRAME_MAX));
@@ -342,10 +360,17 @@ static void *profiler(void *arg)
         int r;
         while ((r = gz_tracy_dec_next(&d, &it)) == 1) {
             switch (it.type) {
+            case GZ_TQ_GPU_NEW_CONTEXT:
+                f->contexts++;
+                if (!f->first_gpu_item)
+                    f->first_gpu_item = it.type;
+                break;
             case GZ_TQ_GPU_CONTEXT_NAME:
                 copy_str(f->ctx_name, &it);
                 break;
             case GZ_TQ_GPU_ZONE_BEGIN_SERIAL:
+                if (!f->first_gpu_item)
+                    f->first_gpu_item = it.type;
                 if (!f->gpu_begins++) {
                     query(fd, GZ_TSQ_SOURCE_LOCATION, it.ptr);
                     query(fd, GZ_TSQ_THREAD_STRING, 1001);
@@ -388,6 +413,8 @@ static void *profiler(void *arg)
             f->bad = 4;
             break;
         }
+        if (f->leave_after && f->gpu_begins >= f->leave_after)
+            break; /* a profiler closed before the end */
         /* As the profiler: terminate once everything asked for came. */
         if (f->terminated && pending == 0) {
             query(fd, GZ_TSQ_TERMINATE, 0);
@@ -415,11 +442,11 @@ static uint16_t free_port(void)
 
 static int test_listen(void)
 {
-    gz_config cfg = {.tracy = GZ_TRACY_OFF, .tracy_port = free_port(), .tracy_exit_wait_ms = 10000};
+    gz_config cfg = {.tracy = GZ_TRACY_OFF, .tracy_addr = "127.0.0.1", .tracy_port = free_port(), .tracy_exit_wait_ms = 10000};
     gz_sink s;
-    CHECK(!gz_tracy_sink_open(&cfg, &s)); /* off: nothing */
+    CHECK(!gz_tracy_sink_open(&cfg, NULL, &s)); /* off: nothing */
     cfg.tracy = GZ_TRACY_LISTEN;
-    CHECK(gz_tracy_sink_open(&cfg, &s));
+    CHECK(gz_tracy_sink_open(&cfg, NULL, &s));
     fake f = {.port = cfg.tracy_port};
     pthread_t th;
     CHECK(pthread_create(&th, NULL, profiler, &f) == 0);
@@ -500,9 +527,9 @@ static int test_bounded(void)
     /* Nobody connects: 64 KiB may wait, the rest is dropped and said; close
      * waits the configured time for a profiler, no longer. */
     gz_config cfg = {
-        .tracy = GZ_TRACY_LISTEN, .tracy_port = free_port(), .tracy_exit_wait_ms = 300};
+        .tracy = GZ_TRACY_LISTEN, .tracy_addr = "127.0.0.1", .tracy_port = free_port(), .tracy_exit_wait_ms = 300};
     gz_sink s;
-    CHECK(gz_tracy_listen_open(&cfg, 64u << 10, &s));
+    CHECK(gz_tracy_listen_open(&cfg, 64u << 10, NULL, &s));
     zones(&s, 100000);
     char out[4096];
     double secs = close_captured(&s, out, sizeof out);
@@ -539,9 +566,9 @@ static int test_stalled(void)
 {
     /* Connected but stuck: close still returns after the wait. */
     gz_config cfg = {
-        .tracy = GZ_TRACY_LISTEN, .tracy_port = free_port(), .tracy_exit_wait_ms = 500};
+        .tracy = GZ_TRACY_LISTEN, .tracy_addr = "127.0.0.1", .tracy_port = free_port(), .tracy_exit_wait_ms = 500};
     gz_sink s;
-    CHECK(gz_tracy_listen_open(&cfg, 256u << 20, &s));
+    CHECK(gz_tracy_listen_open(&cfg, 256u << 20, NULL, &s));
     fake f = {.port = cfg.tracy_port};
     pthread_t th;
     CHECK(pthread_create(&th, NULL, stalled, &f) == 0);
@@ -558,6 +585,219 @@ static int test_stalled(void)
     return 0;
 }
 
+/* A peer that connects and sends part of a handshake, then nothing. */
+static void *silent(void *arg)
+{
+    fake *f = arg;
+    int fd = connect_to(f->port);
+    send(fd, "Tra", 3, MSG_NOSIGNAL);
+    uint8_t b;
+    /* Returns when the listener closes it: -1. */
+    __atomic_store_n(&f->refused_status, read_n(fd, &b, 1) ? b : -1, __ATOMIC_RELEASE);
+    close(fd);
+    return NULL;
+}
+
+static void produce(gz_sink *s, uint16_t track, int n, uint64_t *t)
+{
+    for (int i = 0; i < n; i++) {
+        gz_sink_zone z = {.track = track, .name = "z", .name_len = 1, .begin_ns = *t,
+                          .end_ns = *t + 500};
+        s->ops->gpu_zone(s->self, &z);
+        *t += 1000;
+        if (i % 50 == 49)
+            s->ops->flush(s->self);
+    }
+    s->ops->flush(s->self);
+}
+
+static int test_silent_peer(void)
+{
+    /* A peer in its handshake does not keep the profiler that comes next
+     * waiting: that one is welcomed at once; the silent one is closed
+     * after GZ_TRACY_HANDSHAKE_MS and counted. */
+    gz_config cfg = {.tracy = GZ_TRACY_LISTEN, .tracy_addr = "127.0.0.1",
+                     .tracy_port = free_port(), .tracy_exit_wait_ms = 10000};
+    gz_sink s;
+    CHECK(gz_tracy_listen_open(&cfg, 256u << 20, NULL, &s));
+    fake quiet = {.port = cfg.tracy_port}, f = {.port = cfg.tracy_port, .skip_refused = true};
+    pthread_t tq, tf;
+    CHECK(pthread_create(&tq, NULL, silent, &quiet) == 0);
+    usleep(200000);
+    CHECK(pthread_create(&tf, NULL, profiler, &f) == 0);
+    gz_sink_track t = {.id = 1, .api = GZ_API_VULKAN, .name = "q", .name_len = 1};
+    s.ops->track_new(s.self, &t);
+    uint64_t at = 1000000000ull;
+    produce(&s, 1, 200, &at);
+    usleep((GZ_TRACY_HANDSHAKE_MS + 300) * 1000);
+    char out[4096];
+    close_captured(&s, out, sizeof out);
+    pthread_join(tq, NULL);
+    pthread_join(tf, NULL);
+    printf("  the profiler was welcomed %.3f s after it connected\n", f.welcome_secs);
+    CHECK_I64(f.bad, 0);
+    CHECK(f.welcome_secs < 0.5);
+    CHECK_I64(f.gpu_begins, 200);
+    CHECK_I64(__atomic_load_n(&quiet.refused_status, __ATOMIC_ACQUIRE), -1);
+    CHECK(strstr(out, "1 connections closed without a Tracy handshake within 1500 ms") != NULL);
+    CHECK(strstr(out, "the profiler took 200 GPU zones") != NULL);
+    return 0;
+}
+
+static int test_second_profiler(void)
+{
+    /* A profiler that leaves makes room for the next, which gets the
+     * contexts again and everything from then on; the report says what
+     * each took. */
+    gz_config cfg = {.tracy = GZ_TRACY_LISTEN, .tracy_addr = "127.0.0.1",
+                     .tracy_port = free_port(), .tracy_exit_wait_ms = 10000};
+    gz_sink s;
+    CHECK(gz_tracy_listen_open(&cfg, 256u << 20, NULL, &s));
+    fake a = {.port = cfg.tracy_port, .skip_refused = true, .leave_after = 100};
+    fake b = {.port = cfg.tracy_port, .skip_refused = true};
+    pthread_t ta, tb;
+    CHECK(pthread_create(&ta, NULL, profiler, &a) == 0);
+    gz_sink_track t = {.id = 1, .api = GZ_API_VULKAN, .name = "q", .name_len = 1};
+    s.ops->track_new(s.self, &t);
+    uint64_t at = 1000000000ull;
+    produce(&s, 1, 150, &at);
+    pthread_join(ta, NULL); /* it has left */
+    usleep(200000);
+    s.ops->flush(s.self); /* the sink follows the link to the next session */
+    CHECK(pthread_create(&tb, NULL, profiler, &b) == 0);
+    produce(&s, 1, 300, &at);
+    char out[4096];
+    close_captured(&s, out, sizeof out);
+    pthread_join(tb, NULL);
+    CHECK_I64(a.bad, 0);
+    CHECK(a.gpu_begins >= 100);
+    CHECK_I64(b.bad, 0);
+    CHECK_I64(b.contexts, 1);
+    CHECK_I64(b.first_gpu_item, GZ_TQ_GPU_NEW_CONTEXT);
+    CHECK_STR(b.ctx_name, "q");
+    CHECK_I64(b.gpu_begins, 300);
+    CHECK_I64(b.terminated, 1);
+    CHECK(strstr(out, "profiler 1 of 2 took") != NULL);
+    CHECK(strstr(out, "profiler 2 of 2 took 300 GPU zones") != NULL);
+    CHECK(strstr(out, "did not take everything") != NULL);
+    return 0;
+}
+
+/* This machine's first IPv4 address that is not loopback, or 0. */
+static in_addr_t outside_address(void)
+{
+    struct ifaddrs *list, *i;
+    in_addr_t found = 0;
+    if (getifaddrs(&list) != 0)
+        return 0;
+    for (i = list; i && !found; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+            continue;
+        in_addr_t a = ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr;
+        if ((ntohl(a) >> 24) != 127)
+            found = a;
+    }
+    freeifaddrs(list);
+    return found;
+}
+
+/* Whether a Tracy handshake through addr:port gets the welcome. */
+static bool welcomed_at(in_addr_t addr, uint16_t port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+    a.sin_addr.s_addr = addr;
+    bool ok = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    if (ok) {
+        uint8_t hello[12] = "TracyPrf", status = 0;
+        hello[8] = GZ_TRACY_PROTOCOL;
+        ok = send(fd, hello, sizeof hello, MSG_NOSIGNAL) == sizeof hello &&
+             read_n(fd, &status, 1) && status == GZ_THS_WELCOME;
+    }
+    close(fd);
+    return ok;
+}
+
+/* The local address /proc/net/tcp lists for a listening socket on port
+ * (hex, as the kernel writes it), or "" when there is none. */
+static void listening_on(uint16_t port, char *out, size_t cap)
+{
+    FILE *f = fopen("/proc/net/tcp", "r");
+    char line[512], local[64];
+    unsigned lport, state;
+    out[0] = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        if (sscanf(line, " %*d: %63[0-9A-F]:%x %*[0-9A-F]:%*x %x", local, &lport, &state) == 3 &&
+            lport == port && state == 0x0A)
+            snprintf(out, cap, "%s", local);
+    }
+    if (f)
+        fclose(f);
+}
+
+/* Our own UDP announcements (by pid) heard on Tracy's broadcast port
+ * within ms. -1: nothing can be heard here (the port is taken). */
+static int broadcasts_heard(int fd, uint32_t ms)
+{
+    int heard = 0;
+    uint64_t until = gz_tracy_now_ns() + (uint64_t)ms * 1000000ull;
+    while (gz_tracy_now_ns() < until) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 50) <= 0)
+            continue;
+        uint8_t msg[GZ_TRACY_BROADCAST_SIZE];
+        ssize_t n = recv(fd, msg, sizeof msg, 0);
+        uint64_t pid = 0;
+        for (int k = 7; n >= 16 && k >= 0; k--)
+            pid = pid << 8 | msg[8 + k];
+        if (n >= 16 && pid == (uint64_t)getpid())
+            heard++;
+    }
+    return heard;
+}
+
+static int test_loopback_only(void)
+{
+    /* By default only this machine can connect: the socket is bound to
+     * 127.0.0.1, and a connection through another address of the machine
+     * is refused; nothing is broadcast. GPUZONES_TRACY_ADDR=0.0.0.0
+     * widens both. */
+    in_addr_t outside = outside_address();
+    int udp = socket(AF_INET, SOCK_DGRAM, 0);
+    int one = 1;
+    setsockopt(udp, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    setsockopt(udp, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+    struct sockaddr_in ua = {.sin_family = AF_INET, .sin_port = htons(8086)};
+    bool can_hear = bind(udp, (struct sockaddr *)&ua, sizeof ua) == 0;
+
+    for (int wide = 0; wide < 2; wide++) {
+        gz_config cfg = {.tracy = GZ_TRACY_LISTEN, .tracy_port = free_port(),
+                         .tracy_exit_wait_ms = 0};
+        snprintf(cfg.tracy_addr, sizeof cfg.tracy_addr, "%s", wide ? "0.0.0.0" : "127.0.0.1");
+        gz_sink s;
+        CHECK(gz_tracy_listen_open(&cfg, 1u << 20, NULL, &s));
+        char local[64];
+        listening_on(cfg.tracy_port, local, sizeof local);
+        CHECK_STR(local, wide ? "00000000" : "0100007F");
+        if (outside) {
+            bool through = welcomed_at(outside, cfg.tracy_port);
+            printf("  %s: a connection through this machine's %s is %s\n", cfg.tracy_addr,
+                   inet_ntoa((struct in_addr){outside}), through ? "welcomed" : "refused");
+            CHECK(through == (wide == 1));
+        } else {
+            printf("  no address but loopback here: the bound address is checked alone\n");
+        }
+        int heard = can_hear ? broadcasts_heard(udp, 700) : -1;
+        printf("  %s: %d UDP announcements heard\n", cfg.tracy_addr, heard);
+        if (!wide)
+            CHECK(heard <= 0);
+        char out[4096];
+        close_captured(&s, out, sizeof out);
+    }
+    close(udp);
+    return 0;
+}
+
 int main(void)
 {
     static const struct {
@@ -568,6 +808,9 @@ int main(void)
         {"encode/decode", test_roundtrip},
         {"nesting lanes", test_nest},
         {"string table", test_strtab},
+        {"a silent peer does not hold the port", test_silent_peer},
+        {"a second profiler after the first left", test_second_profiler},
+        {"loopback only unless widened", test_loopback_only},
         {"listen vs fake profiler", test_listen},
         {"bounded while nobody connects", test_bounded},
         {"a profiler that stops reading", test_stalled},

@@ -127,6 +127,62 @@ static int test_bounded(void)
     return 0;
 }
 
+/* A submission with more zones and labels than a half holds: taken whole
+ * while the half is less than half full (the half grows for it), refused
+ * whole otherwise, so that the collector tries again after the next take;
+ * only a batch past GZ_QUEUE_BATCH_MAX is refused for good, counted apart. */
+static int test_big_batch(void)
+{
+    gz_queue q;
+    CHECK(gz_queue_init(&q, 1024));
+    gz_item it = {.type = 1};
+    for (int i = 0; i < 10; i++)
+        CHECK(gz_queue_push(&q, &it));
+    enum { BIG = 3000 };
+    gz_item *big = calloc(GZ_QUEUE_BATCH_MAX + 1, sizeof *big);
+    CHECK(big != NULL);
+    for (uint32_t i = 0; i < BIG; i++)
+        big[i] = (gz_item){.type = 2, .name = i};
+    CHECK(gz_queue_room(&q) >= BIG);
+    CHECK(gz_queue_push_n(&q, big, BIG));
+    const gz_item *items;
+    CHECK_U64(gz_queue_take(&q, 0, &items), 10 + BIG);
+    for (uint32_t i = 0; i < BIG; i++)
+        CHECK_U64(items[10 + i].name, i);
+    /* The other half, more than half full: the batch waits for a take. */
+    for (int i = 0; i < 600; i++)
+        CHECK(gz_queue_push(&q, &it));
+    CHECK_U64(gz_queue_room(&q), 1024 - 600);
+    CHECK(!gz_queue_push_n(&q, big, BIG));
+    CHECK_U64(gz_queue_take(&q, 0, &items), 600);
+    CHECK(gz_queue_push_n(&q, big, BIG));
+    CHECK_U64(gz_queue_take(&q, 0, &items), BIG);
+    CHECK_U64(gz_queue_batches_too_big(&q), 0);
+    /* Past the bound: refused, and said so apart. */
+    CHECK(!gz_queue_push_n(&q, big, GZ_QUEUE_BATCH_MAX + 1));
+    CHECK_U64(gz_queue_batches_too_big(&q), 1);
+    CHECK_U64(gz_queue_dropped(&q), BIG + GZ_QUEUE_BATCH_MAX + 1);
+    free(big);
+    gz_queue_destroy(&q);
+    return 0;
+}
+
+static int test_kick(void)
+{
+    gz_queue q;
+    CHECK(gz_queue_init(&q, 1024));
+    gz_item it = {.type = 1};
+    CHECK(gz_queue_push(&q, &it));
+    gz_queue_kick(&q);
+    const gz_item *items;
+    /* A kicked take returns at once with what there is, even with a long
+     * timeout; the next one waits again. */
+    CHECK_U64(gz_queue_take(&q, 60000, &items), 1);
+    CHECK_U64(gz_queue_take(&q, 20, &items), 0);
+    gz_queue_destroy(&q);
+    return 0;
+}
+
 static int test_stop_wakes(void)
 {
     gz_queue q;
@@ -145,6 +201,9 @@ int main(void)
     int failed = 0;
     failed += run("many producers: order, pairs kept, drops counted", test_many_producers);
     failed += run("bounded: refusals counted, groups all or nothing", test_bounded);
+    failed += run("a batch bigger than a half: whole, or retried, or refused and counted",
+                  test_big_batch);
+    failed += run("a kick makes the next take return at once", test_kick);
     failed += run("stop wakes the consumer", test_stop_wakes);
     printf("%d group(s) failed\n", failed);
     return failed ? 1 : 0;
