@@ -13,6 +13,7 @@ ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
 libvulkan-volk-dev g++
 xvfb libx11-dev libglx-mesa0
 liblz4-dev
+protobuf-compiler
 "
 
 missing=""
