@@ -3,6 +3,8 @@
 #ifndef GZ_OUTPUT_H
 #define GZ_OUTPUT_H
 
+#include <stddef.h>
+
 /* How long the worker waits at start for a reader of a FIFO. */
 #define GZ_OUTPUT_FIFO_WAIT_MS 1000
 
@@ -16,5 +18,11 @@
 int gz_output_open(const char *path);
 /* The same for a path that is (or will be) a regular file. */
 int gz_output_open_file(const char *path);
+/* A trace file's fd: path as gz_output_open opens it; when another process
+ * writes it, the same name with "-<pid>" before its extension; when it
+ * cannot be created (or a FIFO has no reader), the same file name in
+ * $TMPDIR (or /tmp). Says on stderr what happened; actual gets the path
+ * written. -1 when nothing can be written. */
+int gz_output_open_trace(const char *path, int pid, char *actual, size_t size);
 
 #endif
