@@ -184,6 +184,7 @@ typedef struct gz_vk_record {
     uint64_t submit_ns;
     VkFence fence;    /* the call's */
     uint64_t done_ns; /* when a wait of the app's saw it complete (0: none) */
+    uint64_t wait_flow; /* flow to that wait, from the batch's end (0: none) */
     uint64_t call;    /* the submit call that put it on the log (0: a queue label) */
 } gz_vk_record;
 

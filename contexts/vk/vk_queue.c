@@ -64,7 +64,8 @@ gz_vk_queue *gz_vk_queue_new(gz_vk_device *dev, VkQueue handle, uint32_t family,
         return q;
     }
     default_name(q, q->name, sizeof q->name);
-    q->track = gz_track_new(GZ_API_VULKAN, q->name, dev->info.timestamp_period, q->valid_bits, 0);
+    q->track = gz_track_new_on_device(GZ_API_VULKAN, q->name, dev->info.device_name,
+                                      dev->info.timestamp_period, q->valid_bits, 0);
     gz_vk_calibrate_track(dev, q->track);
     return q;
 }
@@ -465,6 +466,11 @@ static bool harvest_batch(gz_vk_queue *q, const gz_vk_record *r, bool final)
         *args = (gz_item){.type = GZ_ITEM_ZONE_ARGS,
                           .track = q->track,
                           .args = {.batch = r->batch, .cmdbufs = r->cmdbufs}};
+    /* An app's wait saw this batch done first: a flow from its end to that
+     * wait (the wait's thread has the other end, gz_vk_queue_waited). */
+    gz_item *wf = r->wait_flow ? item_push(q, &o.n) : NULL;
+    if (wf)
+        *wf = gz_item_wait_flow(q->track, r->wait_flow);
 
     if (!q->frame_open) {
         q->frame_open = true;
@@ -625,6 +631,7 @@ void gz_vk_queue_waited(gz_vk_queue *q, const VkFence *fences, uint32_t nfences,
     if (!q->track)
         return;
     pthread_mutex_lock(&q->lock);
+    gz_vk_record *newest = NULL;
     for (uint32_t i = 0; q->ring_ready && i < q->log_count; i++) {
         gz_vk_record *r = log_at(q, i);
         if (r->kind != REC_BATCH || !r->submitted || r->done_ns)
@@ -632,10 +639,19 @@ void gz_vk_queue_waited(gz_vk_queue *q, const VkFence *fences, uint32_t nfences,
         bool waited = !fences;
         for (uint32_t k = 0; !waited && r->fence && k < nfences; k++)
             waited = fences[k] == r->fence && (all || nfences == 1);
-        if (waited)
+        if (waited) {
             r->done_ns = done_ns;
+            newest = r;
+        }
     }
+    /* The newest batch this wait saw done gets a flow from its end to the
+     * wait (the wait's CPU zone, which ends at done_ns). */
+    uint64_t flow = 0;
+    if (newest)
+        flow = newest->wait_flow = gz_flow_next();
     pthread_mutex_unlock(&q->lock);
+    if (flow)
+        gz_flow_in(flow, done_ns);
 }
 
 /* ---- submission -------------------------------------------------------- */
