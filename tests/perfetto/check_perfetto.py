@@ -12,6 +12,9 @@
       concatenates the trace with one this script writes as a system trace
       would (its own sequences and clock snapshot, a few slices), both ways
       round, and checks that both stay intact and our zones keep their times.
+  check_perfetto.py options --tool gpuzones ... -- PROGRAM [ARGS]
+      each way to ask for a format (-o, --perfetto, --format, GPUZONES_FORMAT,
+      GPUZONES_OUTPUT) writes that file and no other.
   check_perfetto.py kill --protoc ... -- PROGRAM [ARGS]
       SIGKILLs PROGRAM mid-run: the file loads up to its last whole packet;
       and a whole file cut anywhere loads up to the packet before the cut.
@@ -228,7 +231,7 @@ def compare(ck, jm, pm):
         a, b = sorted(jm["gpu"][track]), sorted(pm["gpu"].get(track, []))
         if not ck.expect(a == b, "track %r: zones differ (%d in JSON, %d in Perfetto); first "
                          "difference %s" % (track, len(a), len(b),
-                                            sorted(set(a) ^ set(b))[:3])):
+                                            sorted(set(a) ^ set(b), key=repr)[:3])):
             continue
     for key, parent in jm["nest"].items():
         if key in pm["nest"]:
@@ -433,6 +436,13 @@ def merge(args):
                                                              ends[-1] + offset)
         our_slices = sorted((track_id(alone, s.track), s.ts, s.end,
                              s.name, s.category) for s in alone.slices())
+        # A service's own sequences (its clock snapshots, stats) do not clear
+        # their state: a sequence of ours with the same id would lend them its
+        # defaults. Ours keep clear of the small ids a service hands out.
+        theirs_ids = set(pftrace.loads(sys_bytes).sequences)
+        ck.expect(not (set(alone.sequences) & theirs_ids) and min(alone.sequences) >= 4096,
+                  "our sequence ids %s meet the small ids a system trace uses" %
+                  sorted(alone.sequences)[:5])
         for order, data in (("system first", sys_bytes + ours), ("ours first", ours + sys_bytes)):
             path = os.path.join(tmp, "merged.pftrace")
             with open(path, "wb") as f:
@@ -543,9 +553,60 @@ def kill(args):
     return ck.done()
 
 
+# ---- choosing the format ---------------------------------------------------------
+
+def options(args):
+    """Each way of asking for a format gives that file and no other."""
+    ck = Checks()
+
+    def kind(path):
+        with open(path, "rb") as f:
+            head = f.read(1)
+        return "perfetto" if head == b"\x0a" else "json" if head == b"[" else repr(head)
+
+    cases = [
+        ("-o run.pftrace", ["-o", "run.pftrace"], {}, {"run.pftrace": "perfetto"}, None),
+        ("-o run.perfetto-trace", ["-o", "run.perfetto-trace"], {},
+         {"run.perfetto-trace": "perfetto"}, None),
+        ("GPUZONES_OUTPUT=run.pftrace", [], {"GPUZONES_OUTPUT": "run.pftrace"},
+         {"run.pftrace": "perfetto"}, None),
+        ("--perfetto", ["--perfetto"], {}, {"gpuzones-*.pftrace": "perfetto"}, None),
+        ("GPUZONES_FORMAT=perfetto", [], {"GPUZONES_FORMAT": "perfetto"},
+         {"gpuzones-*.pftrace": "perfetto"}, None),
+        ("the default", [], {}, {"gpuzones-*.json": "json"}, None),
+        ("--format json,perfetto -o run", ["--format", "json,perfetto", "-o", "run"], {},
+         {"run": "json", "run.pftrace": "perfetto"}, None),
+        ("GPUZONES_FORMAT=json -o run.pftrace", ["-o", "run.pftrace"],
+         {"GPUZONES_FORMAT": "json"}, {"run.pftrace": "json"}, "as GPUZONES_OUTPUT says"),
+        ("GPUZONES_FORMAT=protobuf", [], {"GPUZONES_FORMAT": "protobuf"},
+         {"gpuzones-*.json": "json"}, 'GPUZONES_FORMAT="protobuf" is not json, perfetto'),
+    ]
+    import glob
+    for what, opts, env_extra, want, message in cases:
+        with tempfile.TemporaryDirectory(prefix="gz-pf-") as tmp:
+            env = dict(os.environ)
+            for k in ("GPUZONES_OUTPUT", "GPUZONES_FORMAT"):
+                env.pop(k, None)
+            env.update(env_extra)
+            p = subprocess.run([args.tool, "run"] + opts + ["--"] + args.program, env=env,
+                               cwd=tmp, capture_output=True, text=True, timeout=120)
+            ck.expect(p.returncode == 0, "%s: the program failed: %s" % (what, p.stderr[-800:]))
+            got = {}
+            for pattern in want:
+                for path in glob.glob(os.path.join(tmp, pattern)):
+                    got[pattern] = kind(path)
+            files = sorted(os.listdir(tmp))
+            ck.expect(got == want and len(files) == len(want),
+                      "%s: files %s, of kinds %s; wanted %s" % (what, files, got, want))
+            if message:
+                ck.expect(message in p.stderr, "%s: no %r on stderr:\n%s" % (
+                    what, message, p.stderr[-800:]))
+    return ck.done()
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=("same-run", "merge", "kill"))
+    ap.add_argument("mode", choices=("same-run", "merge", "kill", "options"))
     ap.add_argument("--tool", required=True)
     ap.add_argument("--protoc", required=True)
     ap.add_argument("--protos", required=True)
@@ -557,7 +618,8 @@ def main():
     args.protos = os.path.abspath(args.protos)
     if "/" in args.program[0]:
         args.program[0] = os.path.abspath(args.program[0])
-    return {"same-run": same_run, "merge": merge, "kill": kill}[args.mode](args)
+    return {"same-run": same_run, "merge": merge, "kill": kill,
+            "options": options}[args.mode](args)
 
 
 if __name__ == "__main__":
