@@ -121,7 +121,9 @@ enum {
 #define PACKET_CAP (48u << 10) /* a packet: a few names at most MAX_STR each, and an event */
 #define SEQ_BASE 8192u       /* sequence ids from here: two bytes each, and clear of the
                                 small ids a system trace's sequences have */
-#define STACK 64u            /* open GPU zones per track whose ends wait */
+#define STACK 64u            /* open GPU zones per lane whose ends wait */
+#define LANES 32u            /* per GPU track, made as they are needed */
+#define HISTORY 32u          /* outermost zones a lane remembers */
 #define PENDING 256u         /* flows waiting for their CPU zone */
 #define FLOWS_PER_EVENT 32u
 #define SNAPSHOT_DRIFT_NS 1000 /* BOOTTIME - MONOTONIC moved (a suspend): snapshot again */
@@ -137,9 +139,31 @@ typedef struct seq {
 } seq;
 
 typedef struct open_zone {
-    uint64_t end_ns;
-    uint64_t wait_flow;
+    uint64_t begin_ns, end_ns;
 } open_zone;
+
+typedef struct span {
+    uint64_t begin_ns, end_ns;
+} span;
+
+/* A lane of a GPU track: the zones open on it, each inside the one below,
+ * and the outermost zones it ended lately. Perfetto pairs a track's begin
+ * and end events as a stack, in time order (equal times in file order), so
+ * every two zones of a lane must nest or not meet, and a zone written
+ * after another that begins on the same tick cannot be its parent. A zone
+ * that cannot go on a lane so (one that overlaps another without nesting:
+ * an out-of-order OpenCL queue, a GL zone stamped before its frame's start;
+ * or a parent read back after a child that begins on its tick) goes to the
+ * next lane: a track of its own under the GPU track, "<track> (lane N)". */
+typedef struct lane {
+    open_zone stack[STACK];
+    uint32_t depth;
+    bool described;
+    span done[HISTORY]; /* outermost zones ended on it: a ring, oldest at first */
+    uint32_t first, ndone;
+    uint64_t forgotten_end; /* the latest end of those that fell out of done */
+    uint64_t latest_end;    /* the latest end of all of them */
+} lane;
 
 typedef struct gpu_track {
     char *name; /* for its counter tracks' names */
@@ -150,8 +174,9 @@ typedef struct gpu_track {
     bool described;
     uint8_t counters; /* counter tracks described: bit per counter kind */
     seq s;
-    open_zone stack[STACK];
-    uint32_t depth;
+    lane *lanes[LANES]; /* lanes[0] is first_lane; the others made when needed */
+    uint32_t nlanes;
+    lane first_lane;
 } gpu_track;
 
 /* Counter tracks: one per kind and GPU track (or thread). */
@@ -694,24 +719,36 @@ static void describe_gpu_track(pf_sink *p, const gz_sink_track *t, gpu_track *g)
     }
 }
 
+static void end_zones(pf_sink *p, gpu_track *g, uint64_t ns);
+
+/* Ends what is open on the track and frees it. */
+static void gpu_track_free(pf_sink *p, uint16_t id)
+{
+    gpu_track *g = p->tracks[id];
+    end_zones(p, g, UINT64_MAX);
+    gz_pf_sent_free(&g->s.sent);
+    free(g->name);
+    for (uint32_t k = 1; k < g->nlanes; k++)
+        free(g->lanes[k]);
+    free(g);
+    p->tracks[id] = NULL;
+}
+
 static void track_new(void *s, const gz_sink_track *t)
 {
     pf_sink *p = s;
     if (t->id >= GZ_MAX_TRACKS)
         return;
-    gpu_track *g = p->tracks[t->id];
+    if (p->tracks[t->id]) /* never ended (a corrupt item): start afresh */
+        gpu_track_free(p, t->id);
+    gpu_track *g = calloc(1, sizeof *g);
     if (!g) {
-        g = calloc(1, sizeof *g);
-        if (!g) {
-            gz_log("out of memory for a Perfetto track: its zones are not written");
-            return;
-        }
-        p->tracks[t->id] = g;
-    } else {
-        gz_pf_sent_free(&g->s.sent);
-        free(g->name);
-        *g = (gpu_track){0};
+        gz_log("out of memory for a Perfetto track: its zones are not written");
+        return;
     }
+    p->tracks[t->id] = g;
+    g->lanes[0] = &g->first_lane;
+    g->nlanes = 1;
     g->serial = ++p->next_serial;
     g->uuid = uuid_of(p, U_GPU, g->serial);
     g->clock_track = t->clock_track;
@@ -727,32 +764,119 @@ static void track_name(void *s, const gz_sink_track *t)
         describe_gpu_track(p, t, g);
 }
 
-/* Ends the zones that ended by ns (all of them for UINT64_MAX), innermost
- * first. */
+/* Lane k's track: lane 0 is the GPU track itself. */
+static uint64_t lane_uuid(const pf_sink *p, const gpu_track *g, uint32_t k)
+{
+    return k ? uuid_of(p, U_GPU, (uint64_t)k << 40 | g->serial) : g->uuid;
+}
+
+/* Ends lane k's zones that ended by ns (all of them for UINT64_MAX),
+ * innermost first. */
+static void end_lane(pf_sink *p, gpu_track *g, uint32_t k, uint64_t ns)
+{
+    lane *l = g->lanes[k];
+    while (l->depth && l->stack[l->depth - 1].end_ns <= ns) {
+        const open_zone *z = &l->stack[--l->depth];
+        if (!l->depth) { /* an outermost zone: remembered */
+            if (l->ndone == HISTORY) {
+                const span *old = &l->done[l->first];
+                if (old->end_ns > l->forgotten_end)
+                    l->forgotten_end = old->end_ns;
+                l->first = (l->first + 1) % HISTORY;
+                l->ndone--;
+            }
+            l->done[(l->first + l->ndone++) % HISTORY] = (span){z->begin_ns, z->end_ns};
+            if (z->end_ns > l->latest_end)
+                l->latest_end = z->end_ns;
+        }
+        write_event(p, &(event){.s = &g->s, .ts = z->end_ns, .type = TYPE_SLICE_END,
+                                .track_uuid = k ? lane_uuid(p, g, k) : 0});
+    }
+}
+
 static void end_zones(pf_sink *p, gpu_track *g, uint64_t ns)
 {
-    while (g->depth && g->stack[g->depth - 1].end_ns <= ns) {
-        const open_zone *z = &g->stack[--g->depth];
-        event e = {.s = &g->s, .ts = z->end_ns, .type = TYPE_SLICE_END};
-        if (z->wait_flow) {
-            e.flows = &z->wait_flow;
-            e.nflows = 1;
-        }
-        write_event(p, &e);
+    for (uint32_t k = 0; k < g->nlanes; k++)
+        end_lane(p, g, k, ns);
+}
+
+/* Whether [begin, end] can go on lane l: it nests in the zone open on top
+ * (if any), and every zone the lane ended lately that it meets lies inside
+ * it, beginning after it (then it is their late parent). */
+static bool fits(const lane *l, uint64_t begin, uint64_t end)
+{
+    const open_zone *top = l->depth ? &l->stack[l->depth - 1] : NULL;
+    if (l->depth == STACK || (top && (begin < top->begin_ns || end > top->end_ns)))
+        return false;
+    if (begin >= l->latest_end)
+        return true; /* after all of them: the common case */
+    if (begin < l->forgotten_end)
+        return false; /* it may meet zones no longer remembered */
+    for (uint32_t i = 0; i < l->ndone; i++) {
+        const span *t = &l->done[(l->first + i) % HISTORY];
+        bool meet = t->end_ns > begin && t->begin_ns < end;
+        if (meet && !(begin < t->begin_ns && t->end_ns <= end))
+            return false;
     }
+    return true;
+}
+
+/* The lane a zone of [begin, end] goes on: the first where it fits. When
+ * none has room, the last lane's open zones end now and its memory is
+ * cleared (the trace may then pair that lane's ends wrongly, which only
+ * more than LANES zones overlapping each other without nesting, or
+ * nesting deeper than STACK, can cause). */
+static uint32_t lane_for(pf_sink *p, gpu_track *g, uint64_t begin, uint64_t end)
+{
+    uint32_t k = 0;
+    for (; k < g->nlanes; k++) {
+        end_lane(p, g, k, begin);
+        if (fits(g->lanes[k], begin, end))
+            break;
+    }
+    if (k == g->nlanes) {
+        lane *fresh = k < LANES ? calloc(1, sizeof *fresh) : NULL;
+        if (fresh) {
+            g->lanes[g->nlanes++] = fresh;
+        } else { /* LANES of them, or no memory for another */
+            k = g->nlanes - 1;
+            end_lane(p, g, k, UINT64_MAX);
+            g->lanes[k]->ndone = 0;
+            g->lanes[k]->forgotten_end = g->lanes[k]->latest_end = 0;
+        }
+    }
+    if (k >= LANES)
+        return 0; /* never: k < nlanes <= LANES */
+    /* The zones it encloses are inside it now: it is what is remembered
+     * when it ends. */
+    lane *l = g->lanes[k];
+    if (!l->depth && begin < l->latest_end) {
+        uint32_t kept = 0;
+        for (uint32_t i = 0; i < l->ndone; i++) {
+            span t = l->done[(l->first + i) % HISTORY];
+            if (!(t.end_ns > begin && t.begin_ns < end))
+                l->done[(l->first + kept++) % HISTORY] = t;
+        }
+        l->ndone = kept;
+    }
+    return k;
+}
+
+static void describe_lane(pf_sink *p, gpu_track *g, uint32_t k)
+{
+    char name[MAX_STR + 32];
+    int n = snprintf(name, sizeof name, "%.*s (lane %u)",
+                     (int)(g->name_len > MAX_STR ? MAX_STR : g->name_len),
+                     g->name ? g->name : "", k + 1);
+    describe(p, lane_uuid(p, g, k), g->uuid, name, (size_t)(n < 0 ? 0 : n), gpu_fields, NULL);
+    g->lanes[k]->described = true;
 }
 
 static void track_end(void *s, uint16_t id)
 {
     pf_sink *p = s;
-    gpu_track *g = gpu_track_of(p, id);
-    if (!g)
-        return;
-    end_zones(p, g, UINT64_MAX);
-    gz_pf_sent_free(&g->s.sent);
-    free(g->name);
-    free(g);
-    p->tracks[id] = NULL;
+    if (gpu_track_of(p, id))
+        gpu_track_free(p, id);
 }
 
 /* A counter on the counter track of kind k under parent (n: its number
@@ -799,9 +923,9 @@ static void gpu_zone(void *s, const gz_sink_zone *z)
                            .device = ""};
         describe_gpu_track(p, &t, g);
     }
-    end_zones(p, g, z->begin_ns);
-    if (g->depth == STACK)
-        end_zones(p, g, UINT64_MAX); /* deeper than that: the outer ones end now */
+    uint32_t k = lane_for(p, g, z->begin_ns, z->end_ns);
+    if (k && !g->lanes[k]->described)
+        describe_lane(p, g, k);
     annot a[5];
     uint32_t na = 0;
     if (z->has_args) {
@@ -822,18 +946,28 @@ static void gpu_zone(void *s, const gz_sink_zone *z)
     event e = {.s = &g->s,
                .ts = z->begin_ns,
                .type = TYPE_SLICE_BEGIN,
+               .track_uuid = k ? lane_uuid(p, g, k) : 0,
                .name = z->name,
                .name_len = z->name_len,
                .category = kind_names[z->kind & 7],
                .loc = z->loc,
                .annots = a,
                .nannots = na};
+    /* The flow from the CPU submit ends at the zone; the one to the CPU wait
+     * that saw it done leaves it. Both on its begin: a reader pairs flow ids
+     * in time order, and the begin lies before the wait's end even where
+     * the clock model puts the zone's end a little after it. */
     if (z->flow) {
         e.ends = &z->flow;
         e.nends = 1;
     }
+    if (z->wait_flow) {
+        e.flows = &z->wait_flow;
+        e.nflows = 1;
+    }
     write_event(p, &e);
-    g->stack[g->depth++] = (open_zone){.end_ns = z->end_ns, .wait_flow = z->wait_flow};
+    lane *l = g->lanes[k];
+    l->stack[l->depth++] = (open_zone){.begin_ns = z->begin_ns, .end_ns = z->end_ns};
     if (z->kind == GZ_ZONE_FRAME)
         gpu_counter(p, g, CTR_FRAME_TIME, "GPU frame time: ", g->name ? g->name : "",
                     g->name_len, z->begin_ns, (int64_t)(z->end_ns - z->begin_ns));
@@ -1059,13 +1193,8 @@ static void close_sink(void *s, const gz_sink_totals *t)
         lone_flow(p, &p->pending[i]);
     p->npending = 0;
     for (uint32_t i = 0; i < GZ_MAX_TRACKS; i++) {
-        if (p->tracks[i]) {
-            end_zones(p, p->tracks[i], UINT64_MAX);
-            gz_pf_sent_free(&p->tracks[i]->s.sent);
-            free(p->tracks[i]->name);
-            free(p->tracks[i]);
-            p->tracks[i] = NULL;
-        }
+        if (p->tracks[i])
+            gpu_track_free(p, (uint16_t)i);
     }
     /* What the run produced, written and dropped, on the process's track
      * (the JSON trace's gpuzones_totals). */

@@ -70,7 +70,7 @@ TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
     gl-epoxy-groups gl-epoxy-state gl-direct-groups gl-direct-state gl-epoxy-contexts \
     gl-macros-shim gl-macros-no-shim gl-gpuzones-run gl-glx-groups gl-glx-macros-no-shim \
     rel-reenter rel-batch-3000 vk-fault-families vk-fault-no-calibration-labels \
-    vk-present-frames cl-stress-burst pf-vk-same-run pf-gl-same-run pf-cl-same-run || status=1
+    vk-present-frames cl-stress-burst pf-vk-same-run pf-gl-same-run pf-cl-same-run pf-cl-macros || status=1
 
 # libFuzzer (clang): the environment parser, the JSON string writer and the
 # Perfetto trace writer, a bounded time each on the committed seed corpus.
