@@ -22,7 +22,7 @@
 #include "gz_cl_internal.h"
 
 /* Commands handed over and not read back yet, per queue: the array starts
- * small and doubles up to MAX_PENDING (40 bytes each). A program that
+ * small and doubles up to MAX_PENDING (48 bytes each). A program that
  * enqueues faster than the worker reads back (50 000 tiny kernels in
  * 0.4 s, read every 20 ms) lost 87 % of its zones at a fixed 4096. */
 #define FIRST_PENDING 1024u
@@ -40,6 +40,7 @@ typedef struct pending {
     uint8_t flags; /* kind and GZ_ITEM_F_SRCLOC, as in the zone item */
     uint64_t before_ns, after_ns;
     uint64_t wait_flow; /* to the clFinish that saw it done (0: none) */
+    uint64_t done_ns;   /* when a clFinish returned after it (0: none): its end was before */
 } pending;
 
 /* Commands are added to p under lock. A collector takes them all at once
@@ -296,7 +297,8 @@ static void emit_command(gz_cl_queue *q, const pending *p, uint64_t seen_ns)
         it[n++] = gz_item_sync_point(q->track, queued, p->before_ns, p->before_ns + width);
     }
     it[n++] = gz_item_bound(q->track, true, start, p->before_ns);
-    it[n++] = gz_item_bound(q->track, false, end, seen_ns);
+    it[n++] = gz_item_bound(q->track, false, end,
+                            p->done_ns && p->done_ns < seen_ns ? p->done_ns : seen_ns);
     it[n++] = (gz_item){.type = GZ_ITEM_GPU_ZONE,
                         .flags = p->flags,
                         .track = q->track,
@@ -379,12 +381,17 @@ void gz_cl_queue_waited(gz_cl_queue *q, uint64_t done_ns)
         return;
     uint64_t flow = 0;
     pthread_mutex_lock(&q->lock);
-    /* The newest by enqueue time: a collect puts what still runs back after
-     * what was added meanwhile. */
+    /* Every command pending ended before clFinish returned: a bound for the
+     * clock as tight as the program's view. The newest by enqueue time gets
+     * the flow (a collect puts what still runs back after what was added
+     * meanwhile). */
     pending *newest = NULL;
-    for (uint32_t i = 0; i < q->n; i++)
+    for (uint32_t i = 0; i < q->n; i++) {
+        if (!q->p[i].done_ns)
+            q->p[i].done_ns = done_ns;
         if (!newest || q->p[i].before_ns >= newest->before_ns)
             newest = &q->p[i];
+    }
     if (newest && !newest->wait_flow)
         flow = newest->wait_flow = gz_flow_next();
     pthread_mutex_unlock(&q->lock);
