@@ -19,9 +19,10 @@
  * Names, categories and annotation names are interned per sequence.
  *
  * GPU zones come parents first, each whole; they are written as a begin
- * and an end event, the ends held on a stack per track until a later zone
- * begins after them or the flush, so that at equal times an end comes
- * before the next begin and a child's end before its parent's. */
+ * and an end event, the ends held on a stack per lane of the track until a
+ * later zone begins after them or the flush, so that at equal times an end
+ * comes before the next begin and a child's end before its parent's (see
+ * struct lane for zones that cannot nest). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,8 +123,8 @@ enum {
 #define SEQ_BASE 8192u       /* sequence ids from here: two bytes each, and clear of the
                                 small ids a system trace's sequences have */
 #define STACK 64u            /* open GPU zones per lane whose ends wait */
-#define LANES 32u            /* per GPU track, made as they are needed */
-#define HISTORY 32u          /* outermost zones a lane remembers */
+#define LANES 1024u          /* per GPU track at most, made as they are needed */
+#define HISTORY 64u          /* outermost zones a lane remembers apart */
 #define PENDING 256u         /* flows waiting for their CPU zone */
 #define FLOWS_PER_EVENT 32u
 #define SNAPSHOT_DRIFT_NS 1000 /* BOOTTIME - MONOTONIC moved (a suspend): snapshot again */
@@ -154,15 +155,18 @@ typedef struct span {
  * that cannot go on a lane so (one that overlaps another without nesting:
  * an out-of-order OpenCL queue, a GL zone stamped before its frame's start;
  * or a parent read back after a child that begins on its tick) goes to the
- * next lane: a track of its own under the GPU track, "<track> (lane N)". */
+ * next lane: a track of its own under the GPU track (describe_lane). */
 typedef struct lane {
     open_zone stack[STACK];
     uint32_t depth;
     bool described;
-    span done[HISTORY]; /* outermost zones ended on it: a ring, oldest at first */
+    /* The outermost zones ended on it, oldest first, in a ring; when it is
+     * full, the two oldest become one span from the first's begin to the
+     * second's end (a zone that meets it then goes to another lane, even
+     * where it fell between them: never wrong, sometimes one lane more). */
+    span done[HISTORY];
     uint32_t first, ndone;
-    uint64_t forgotten_end; /* the latest end of those that fell out of done */
-    uint64_t latest_end;    /* the latest end of all of them */
+    uint64_t latest_end; /* the latest end of them all */
 } lane;
 
 typedef struct gpu_track {
@@ -174,9 +178,10 @@ typedef struct gpu_track {
     bool described;
     uint8_t counters; /* counter tracks described: bit per counter kind */
     seq s;
-    lane *lanes[LANES]; /* lanes[0] is first_lane; the others made when needed */
-    uint32_t nlanes;
+    lane **lanes; /* lanes[0] is first_lane; the others made when needed */
+    uint32_t nlanes, lanes_cap;
     lane first_lane;
+    lane *lane0[1];
 } gpu_track;
 
 /* Counter tracks: one per kind and GPU track (or thread). */
@@ -230,6 +235,7 @@ typedef struct pf_sink {
     char exe[256];
     uint64_t uuid_base; /* mixes this process and run into every uuid and flow id */
     uint64_t zones_unwritten;
+    uint64_t zones_left_out; /* fitted no lane of their track (lane_for) */
     uint64_t packets_dropped; /* did not fit the packet buffer (never, with MAX_STR) */
     gz_pf_strings *strings;
     seq main;
@@ -406,24 +412,27 @@ static uint32_t intern(pf_sink *p, gz_pf_kind kind, const char *s, size_t len, b
     return gz_pf_strings_id(p->strings, kind, s, len, reset);
 }
 
-/* file "\0" function "\0" line: a source location's key. */
+/* A source location's key: the file's length, the file, the function's
+ * length, the function, the line (lengths and line as 4 bytes each), so
+ * that names of any bytes come back whole. */
 static size_t srcloc_key(char *out, size_t cap, const gz_srcloc_view *loc)
 {
-    size_t file = loc->file_len > MAX_STR ? MAX_STR : loc->file_len;
-    size_t fn = loc->function_len > MAX_STR ? MAX_STR : loc->function_len;
-    if (file + fn + 16 > cap)
+    uint32_t file = loc->file_len > MAX_STR ? MAX_STR : (uint32_t)loc->file_len;
+    uint32_t fn = loc->function_len > MAX_STR ? MAX_STR : (uint32_t)loc->function_len;
+    if ((size_t)file + fn + 12 > cap)
         return 0;
-    memcpy(out, loc->file, file);
-    out[file] = 0;
-    memcpy(out + file + 1, loc->function, fn);
-    out[file + 1 + fn] = 0;
-    int n = snprintf(out + file + fn + 2, cap - file - fn - 2, "%u", loc->line);
-    return file + fn + 2 + (size_t)(n > 0 ? n : 0);
+    size_t n = 0;
+    memcpy(out + n, &file, 4);
+    memcpy(out + (n += 4), loc->file, file);
+    memcpy(out + (n += file), &fn, 4);
+    memcpy(out + (n += 4), loc->function, fn);
+    memcpy(out + (n += fn), &loc->line, 4);
+    return n + 4;
 }
 
 static bool intern_event(pf_sink *p, const event *e, event_ids *ids)
 {
-    char key[2 * MAX_STR + 16];
+    char key[2 * MAX_STR + 12];
     for (int pass = 0; pass < 2; pass++) {
         bool reset = false;
         *ids = (event_ids){0};
@@ -452,11 +461,14 @@ static void interned_entry(pf_sink *p, gz_pb *pb, uint32_t field, uint32_t id)
     const char *s = gz_pf_strings_str(p->strings, id, &len);
     size_t m = gz_pb_begin(pb, field);
     gz_pb_varint(pb, INTERNED_IID, id);
-    if (field == INTERNED_SOURCE_LOCATIONS) {
-        size_t file = strlen(s), fn = strlen(s + file + 1);
-        gz_pb_string(pb, SOURCE_LOCATION_FILE, s, file, MAX_STR);
-        gz_pb_string(pb, SOURCE_LOCATION_FUNCTION, s + file + 1, fn, MAX_STR);
-        gz_pb_varint(pb, SOURCE_LOCATION_LINE, strtoul(s + file + fn + 2, NULL, 10));
+    if (field == INTERNED_SOURCE_LOCATIONS && len >= 12) { /* srcloc_key's layout */
+        uint32_t file, fn, line;
+        memcpy(&file, s, 4);
+        memcpy(&fn, s + 4 + file, 4);
+        memcpy(&line, s + 8 + file + fn, 4);
+        gz_pb_string(pb, SOURCE_LOCATION_FILE, s + 4, file, MAX_STR);
+        gz_pb_string(pb, SOURCE_LOCATION_FUNCTION, s + 8 + file, fn, MAX_STR);
+        gz_pb_varint(pb, SOURCE_LOCATION_LINE, line);
     } else {
         gz_pb_string(pb, INTERNED_NAME, s, len, MAX_STR);
     }
@@ -730,6 +742,8 @@ static void gpu_track_free(pf_sink *p, uint16_t id)
     free(g->name);
     for (uint32_t k = 1; k < g->nlanes; k++)
         free(g->lanes[k]);
+    if (g->lanes != g->lane0)
+        free(g->lanes);
     free(g);
     p->tracks[id] = NULL;
 }
@@ -747,8 +761,9 @@ static void track_new(void *s, const gz_sink_track *t)
         return;
     }
     p->tracks[t->id] = g;
-    g->lanes[0] = &g->first_lane;
-    g->nlanes = 1;
+    g->lane0[0] = &g->first_lane;
+    g->lanes = g->lane0;
+    g->nlanes = g->lanes_cap = 1;
     g->serial = ++p->next_serial;
     g->uuid = uuid_of(p, U_GPU, g->serial);
     g->clock_track = t->clock_track;
@@ -779,9 +794,9 @@ static void end_lane(pf_sink *p, gpu_track *g, uint32_t k, uint64_t ns)
         const open_zone *z = &l->stack[--l->depth];
         if (!l->depth) { /* an outermost zone: remembered */
             if (l->ndone == HISTORY) {
-                const span *old = &l->done[l->first];
-                if (old->end_ns > l->forgotten_end)
-                    l->forgotten_end = old->end_ns;
+                span *a = &l->done[l->first], *b = &l->done[(l->first + 1) % HISTORY];
+                b->begin_ns = a->begin_ns < b->begin_ns ? a->begin_ns : b->begin_ns;
+                b->end_ns = a->end_ns > b->end_ns ? a->end_ns : b->end_ns;
                 l->first = (l->first + 1) % HISTORY;
                 l->ndone--;
             }
@@ -801,8 +816,8 @@ static void end_zones(pf_sink *p, gpu_track *g, uint64_t ns)
 }
 
 /* Whether [begin, end] can go on lane l: it nests in the zone open on top
- * (if any), and every zone the lane ended lately that it meets lies inside
- * it, beginning after it (then it is their late parent). */
+ * (if any), and every zone the lane ended that it meets lies inside it,
+ * beginning after it (then it is their late parent). */
 static bool fits(const lane *l, uint64_t begin, uint64_t end)
 {
     const open_zone *top = l->depth ? &l->stack[l->depth - 1] : NULL;
@@ -810,65 +825,57 @@ static bool fits(const lane *l, uint64_t begin, uint64_t end)
         return false;
     if (begin >= l->latest_end)
         return true; /* after all of them: the common case */
-    if (begin < l->forgotten_end)
-        return false; /* it may meet zones no longer remembered */
     for (uint32_t i = 0; i < l->ndone; i++) {
         const span *t = &l->done[(l->first + i) % HISTORY];
-        bool meet = t->end_ns > begin && t->begin_ns < end;
+        /* A zone written before that begins where this one ends meets it:
+         * at that time its begin comes first, in file order. */
+        bool meet = t->end_ns > begin && t->begin_ns <= end;
         if (meet && !(begin < t->begin_ns && t->end_ns <= end))
             return false;
     }
     return true;
 }
 
-/* The lane a zone of [begin, end] goes on: the first where it fits. When
- * none has room, the last lane's open zones end now and its memory is
- * cleared (the trace may then pair that lane's ends wrongly, which only
- * more than LANES zones overlapping each other without nesting, or
- * nesting deeper than STACK, can cause). */
+/* The lane a zone of [begin, end] goes on: the first where it fits, a new
+ * one when none does; LANES when there is none to make (LANES of them, or
+ * no memory): the zone is then left out, as a wrong pairing of begins and
+ * ends would garble the lane. */
 static uint32_t lane_for(pf_sink *p, gpu_track *g, uint64_t begin, uint64_t end)
 {
-    uint32_t k = 0;
-    for (; k < g->nlanes; k++) {
+    for (uint32_t k = 0; k < g->nlanes; k++) {
         end_lane(p, g, k, begin);
         if (fits(g->lanes[k], begin, end))
-            break;
+            return k;
     }
-    if (k == g->nlanes) {
-        lane *fresh = k < LANES ? calloc(1, sizeof *fresh) : NULL;
-        if (fresh) {
-            g->lanes[g->nlanes++] = fresh;
-        } else { /* LANES of them, or no memory for another */
-            k = g->nlanes - 1;
-            end_lane(p, g, k, UINT64_MAX);
-            g->lanes[k]->ndone = 0;
-            g->lanes[k]->forgotten_end = g->lanes[k]->latest_end = 0;
-        }
+    if (g->nlanes == LANES)
+        return LANES;
+    if (g->nlanes == g->lanes_cap) {
+        uint32_t cap = g->lanes_cap * 2 < 8 ? 8 : g->lanes_cap * 2;
+        lane **grown = malloc(cap * sizeof *grown);
+        if (!grown)
+            return LANES;
+        memcpy(grown, g->lanes, g->nlanes * sizeof *grown);
+        if (g->lanes != g->lane0)
+            free(g->lanes);
+        g->lanes = grown;
+        g->lanes_cap = cap;
     }
-    if (k >= LANES)
-        return 0; /* never: k < nlanes <= LANES */
-    /* The zones it encloses are inside it now: it is what is remembered
-     * when it ends. */
-    lane *l = g->lanes[k];
-    if (!l->depth && begin < l->latest_end) {
-        uint32_t kept = 0;
-        for (uint32_t i = 0; i < l->ndone; i++) {
-            span t = l->done[(l->first + i) % HISTORY];
-            if (!(t.end_ns > begin && t.begin_ns < end))
-                l->done[(l->first + kept++) % HISTORY] = t;
-        }
-        l->ndone = kept;
-    }
-    return k;
+    lane *fresh = calloc(1, sizeof *fresh);
+    if (!fresh)
+        return LANES;
+    g->lanes[g->nlanes] = fresh;
+    return g->nlanes++;
 }
 
+/* Lanes are tracks named "<track> (overlapping)" under the GPU track: the
+ * same name, so that Perfetto UI shows them as one track with as many rows
+ * as its zones need. */
 static void describe_lane(pf_sink *p, gpu_track *g, uint32_t k)
 {
     char name[MAX_STR + 32];
-    int n = snprintf(name, sizeof name, "%.*s (lane %u)",
-                     (int)(g->name_len > MAX_STR ? MAX_STR : g->name_len),
-                     g->name ? g->name : "", k + 1);
-    describe(p, lane_uuid(p, g, k), g->uuid, name, (size_t)(n < 0 ? 0 : n), gpu_fields, NULL);
+    int n = snprintf(name, sizeof name, "%.*s (overlapping)",
+                     (int)(g->name_len > MAX_STR ? MAX_STR : g->name_len), g->name ? g->name : "");
+    describe(p, lane_uuid(p, g, k), g->uuid, name, (size_t)(n < 0 ? 0 : n), NULL, NULL);
     g->lanes[k]->described = true;
 }
 
@@ -924,6 +931,10 @@ static void gpu_zone(void *s, const gz_sink_zone *z)
         describe_gpu_track(p, &t, g);
     }
     uint32_t k = lane_for(p, g, z->begin_ns, z->end_ns);
+    if (k == LANES) {
+        p->zones_left_out++;
+        return;
+    }
     if (k && !g->lanes[k]->described)
         describe_lane(p, g, k);
     annot a[5];
@@ -1203,10 +1214,15 @@ static void close_sink(void *s, const gz_sink_totals *t)
         {.name = "zones_written", .type = A_UINT, .u = t->zones_written},
         {.name = "zones_dropped", .type = A_UINT, .u = t->zones_dropped},
         {.name = "items_dropped", .type = A_UINT, .u = t->items_dropped},
+        {.name = "zones_left_out", .type = A_UINT, .u = p->zones_left_out},
     };
     uint64_t now, boot;
     read_clocks(&now, &boot);
-    instant(p, p->process_uuid, "gpuzones", "gpuzones_totals", 15, now, a, 4);
+    instant(p, p->process_uuid, "gpuzones", "gpuzones_totals", 15, now, a, 5);
+    if (p->zones_left_out)
+        gz_log("%llu zones of %s overlapped more zones of their track, without nesting, than "
+               "its %u lanes hold: they are not in it",
+               (unsigned long long)p->zones_left_out, p->path, LANES);
     flush_writer(p);
     if (p->packets_dropped)
         gz_log("%llu Perfetto packets did not fit the packet buffer and were left out",
