@@ -4,9 +4,11 @@
  *
  * One GPU track on a calibrated clock (period 1 ns, 64 bits, a calibrated
  * pair every 10 ms as a Vulkan context would give), N zone items through
- * gz_emit in time order, 8 names. --rate 0 (default): as fast as the queue
- * takes them (a refused item is retried after 20 µs, and counted); --rate R:
- * R zones a second, emitted every millisecond, as an app would.
+ * gz_emit in time order, 8 names: zones of 1 µs, 1 µs apart, none
+ * overlapping another (as on a real track). --rate 0 (default): as fast as
+ * the queue takes them (a refused item is retried after 20 µs, and
+ * counted); --rate R: R zones a second, emitted every millisecond, as an
+ * app would.
  *
  * The worker is the only other thread of this process, so once
  * gz_client_stop has joined it, its CPU time is the process's minus the main
@@ -15,7 +17,8 @@
  * and with --rss-every-ms the VmRSS samples taken while it ran (rss_kb=a,b,…),
  * to show that memory stays flat at a steady rate.
  *
- * The trace goes where GPUZONES_OUTPUT says (the caller sets it). */
+ * The trace goes where GPUZONES_OUTPUT says (the caller sets it; a name
+ * ending in .pftrace gives Perfetto's format). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +101,7 @@ int main(int argc, char **argv)
     uint64_t retries = 0;
     uint64_t t0 = gz_host_now_ns();
     uint64_t next_calib = 0, next_rss = t0;
+    uint64_t gpu_ns = t0; /* where the next zone begins */
     uint64_t per_ms = rate ? (rate + 999) / 1000 : 0;
     struct timespec tick;
     clock_gettime(CLOCK_MONOTONIC, &tick);
@@ -111,8 +115,11 @@ int main(int argc, char **argv)
             rss[nrss++] = status_kb("VmRSS");
             next_rss = now + rss_every_ms * 1000000ull;
         }
-        /* A burst of zones that ended just now, back to back, in time order. */
+        /* A burst of zones in time order, each after the one before (as
+         * fast as the queue takes them, GPU time runs ahead of the host's). */
         uint64_t burst = per_ms ? per_ms : 256;
+        if (gpu_ns + 10000000 < now)
+            gpu_ns = now - 10000000;
         for (uint64_t k = 0; k < burst && i < zones; k++, i++) {
             gz_item it = {
                 .type = GZ_ITEM_GPU_ZONE,
@@ -120,8 +127,9 @@ int main(int argc, char **argv)
                 .track = track,
                 .name = names[i % NAMES],
             };
-            it.zone.begin_ticks = now - 2000 + k;
-            it.zone.end_ticks = now - 1000 + k;
+            it.zone.begin_ticks = gpu_ns;
+            it.zone.end_ticks = gpu_ns + 1000;
+            gpu_ns += 2000;
             while (!gz_emit(&it)) {
                 retries++;
                 nanosleep(&(struct timespec){0, 20000}, NULL);

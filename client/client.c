@@ -401,6 +401,12 @@ static void track_id_give(uint16_t id)
 uint16_t gz_track_new(gz_track_api api, const char *name, double period_ns, uint32_t valid_bits,
                       uint16_t clock_track)
 {
+    return gz_track_new_on_device(api, name, NULL, period_ns, valid_bits, clock_track);
+}
+
+uint16_t gz_track_new_on_device(gz_track_api api, const char *name, const char *device,
+                                double period_ns, uint32_t valid_bits, uint16_t clock_track)
+{
     if (!running())
         return 0;
     uint16_t id = track_id_take();
@@ -416,7 +422,8 @@ uint16_t gz_track_new(gz_track_api api, const char *name, double period_ns, uint
          .ctx = {.period_ns = period_ns,
                  .valid_bits = valid_bits,
                  .api = api,
-                 .clock = clock_track}},
+                 .clock = clock_track,
+                 .device = device && *device ? gz_intern_cstr(device) : 0}},
         {.type = GZ_ITEM_TRACK_NAME, .track = id, .name = gz_intern_cstr(name)},
     };
     if (!gz_emit_n(items, 2)) {
@@ -508,6 +515,15 @@ void gz_flow_out(uint64_t flow, uint64_t ns)
     if (!running())
         return;
     gz_item it = {.type = GZ_ITEM_FLOW_OUT,
+                  .flow = {.ns = ns, .flow = flow, .tid = gz_thread_id()}};
+    gz_emit(&it);
+}
+
+void gz_flow_in(uint64_t flow, uint64_t ns)
+{
+    if (!running())
+        return;
+    gz_item it = {.type = GZ_ITEM_FLOW_IN,
                   .flow = {.ns = ns, .flow = flow, .tid = gz_thread_id()}};
     gz_emit(&it);
 }

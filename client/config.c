@@ -108,6 +108,120 @@ bool gz_config_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *ou
     return true;
 }
 
+bool gz_config_parse_format(const char *s, unsigned *out)
+{
+    unsigned formats = 0;
+    for (;;) {
+        size_t n = strcspn(s, ",");
+        if (n == 4 && !strncasecmp(s, "json", 4))
+            formats |= GZ_FORMAT_JSON;
+        else if (n == 8 && !strncasecmp(s, "perfetto", 8))
+            formats |= GZ_FORMAT_PERFETTO;
+        else
+            return false;
+        if (!s[n])
+            break;
+        s += n + 1;
+    }
+    *out = formats;
+    return true;
+}
+
+/* The extensions that name a format; a path without one is JSON. */
+static const struct {
+    const char *ext;
+    unsigned format;
+} trace_exts[] = {
+    {".json", GZ_FORMAT_JSON},
+    {".pftrace", GZ_FORMAT_PERFETTO},
+    {".perfetto-trace", GZ_FORMAT_PERFETTO},
+};
+
+/* The length of the trace extension path ends in (0: none), and its format. */
+static size_t trace_ext(const char *path, unsigned *format)
+{
+    size_t len = strlen(path);
+    for (size_t i = 0; i < sizeof trace_exts / sizeof trace_exts[0]; i++) {
+        size_t n = strlen(trace_exts[i].ext);
+        if (len > n && !strcasecmp(path + len - n, trace_exts[i].ext) && path[len - n - 1] != '/') {
+            *format = trace_exts[i].format;
+            return n;
+        }
+    }
+    *format = GZ_FORMAT_JSON;
+    return 0;
+}
+
+unsigned gz_config_format_of_path(const char *path)
+{
+    unsigned format;
+    trace_ext(path, &format);
+    return format;
+}
+
+/* The path of one trace file: the one given when it is this format's (by
+ * its extension) or the only format written; else the one given with its
+ * trace extension replaced by ext (added when it has none); else the
+ * default name. */
+static void trace_path(char *out, size_t size, const char *given, unsigned format,
+                       unsigned formats, const char *ext, const char *exe, int pid)
+{
+    if (given) {
+        unsigned own;
+        size_t n = strlen(given) - trace_ext(given, &own);
+        if (own == format || formats == format) {
+            snprintf(out, size, "%s", given);
+            return;
+        }
+        int w = snprintf(out, size, "%.*s%s", (int)n, given, ext);
+        if (w >= 0 && (size_t)w < size)
+            return;
+        gz_log("GPUZONES_OUTPUT with %s is longer than %zu bytes; using the default name", ext,
+               size - 1);
+    }
+    snprintf(out, size, "gpuzones-%s-%d%s", exe, pid, ext);
+}
+
+/* GPUZONES_OUTPUT and GPUZONES_FORMAT: which trace files, and where. */
+static void read_outputs(gz_config *cfg, const char *exe, int pid)
+{
+    const char *out = getenv("GPUZONES_OUTPUT");
+    if (out && !strcasecmp(out, "none"))
+        return; /* no trace file at all */
+    if (out && *out && strlen(out) >= sizeof cfg->output) {
+        gz_log("GPUZONES_OUTPUT is longer than %zu bytes; using the default name",
+               sizeof cfg->output - 1);
+        out = NULL;
+    } else if (out && !*out) {
+        out = NULL;
+    }
+    cfg->output_is_default = !out;
+    unsigned by_path = GZ_FORMAT_JSON, own_ext = 0; /* own_ext: a trace extension's format */
+    if (out && trace_ext(out, &by_path))
+        own_ext = by_path;
+    unsigned formats = 0;
+    const char *fmt = getenv("GPUZONES_FORMAT");
+    if (fmt && *fmt && !gz_config_parse_format(fmt, &formats))
+        gz_log("GPUZONES_FORMAT=\"%.64s\" is not json, perfetto or json,perfetto; using %s", fmt,
+               by_path == GZ_FORMAT_PERFETTO ? "perfetto" : "json");
+    if (!formats)
+        formats = by_path;
+    else if (own_ext && !(formats & own_ext))
+        gz_log("GPUZONES_FORMAT=%.64s: the trace goes to %s as GPUZONES_OUTPUT says, whatever "
+               "its extension",
+               fmt, out);
+    if (formats & GZ_FORMAT_JSON) {
+        cfg->write_trace = true;
+        trace_path(cfg->output, sizeof cfg->output, out, GZ_FORMAT_JSON, formats, ".json", exe,
+                   pid);
+    }
+    if (formats & GZ_FORMAT_PERFETTO) {
+        cfg->write_perfetto = true;
+        trace_path(cfg->perfetto_output, sizeof cfg->perfetto_output, out, GZ_FORMAT_PERFETTO,
+                   formats, ".pftrace", exe, pid);
+    }
+}
+
 static void read_bool(const char *var, bool *value)
 {
     const char *s = getenv(var);
@@ -128,7 +242,6 @@ void gz_config_read(gz_config *cfg, const char *exe, int pid)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->summary = true;
-    cfg->write_trace = true;
     cfg->level = GZ_LEVEL_LABELS;
     cfg->queue_items = 1u << 16;
     cfg->poll_ms = 20;
@@ -137,24 +250,7 @@ void gz_config_read(gz_config *cfg, const char *exe, int pid)
     cfg->tracy_exit_wait_ms = 2000;
     snprintf(cfg->tracy_addr, sizeof cfg->tracy_addr, "127.0.0.1");
 
-    const char *out = getenv("GPUZONES_OUTPUT");
-    if (out && !strcasecmp(out, "none")) {
-        cfg->write_trace = false;
-    } else if (out && *out) {
-        if (strlen(out) >= sizeof cfg->output) {
-            gz_log("GPUZONES_OUTPUT is longer than %zu bytes; using the default name",
-                   sizeof cfg->output - 1);
-            out = NULL;
-        } else {
-            snprintf(cfg->output, sizeof cfg->output, "%s", out);
-        }
-    } else {
-        out = NULL;
-    }
-    if (!out && cfg->write_trace) {
-        cfg->output_is_default = true;
-        snprintf(cfg->output, sizeof cfg->output, "gpuzones-%s-%d.json", exe, pid);
-    }
+    read_outputs(cfg, exe, pid);
 
     /* 2 (or "verbose"): the summary with each track's clock in full. */
     const char *summary = getenv("GPUZONES_SUMMARY");
@@ -167,7 +263,8 @@ void gz_config_read(gz_config *cfg, const char *exe, int pid)
     if (record && strlen(record) >= sizeof cfg->clock_record)
         gz_log("GPUZONES_CLOCK_RECORD is longer than %zu bytes; no clock record is kept",
                sizeof cfg->clock_record - 1);
-    else if (record && cfg->write_trace && !strcmp(record, cfg->output))
+    else if (record && ((cfg->write_trace && !strcmp(record, cfg->output)) ||
+                        (cfg->write_perfetto && !strcmp(record, cfg->perfetto_output))))
         gz_log("GPUZONES_CLOCK_RECORD names the trace file %s; no clock record is kept", record);
     else if (record)
         snprintf(cfg->clock_record, sizeof cfg->clock_record, "%s", record);

@@ -107,6 +107,12 @@ GZ_EXPORT uint32_t gz_intern_once(uint32_t *cache, const char *name);
  * shares (a queue's label track shares the queue's), or 0 for its own. */
 GZ_EXPORT uint16_t gz_track_new(gz_track_api api, const char *name, double period_ns,
                                 uint32_t valid_bits, uint16_t clock_track);
+/* The same, saying which GPU the track's work runs on (its name, as the
+ * API reports it): tracks of one GPU are grouped under it in the Perfetto
+ * trace. A track that shares another's clock is on that track's GPU. */
+GZ_EXPORT uint16_t gz_track_new_on_device(gz_track_api api, const char *name, const char *device,
+                                          double period_ns, uint32_t valid_bits,
+                                          uint16_t clock_track);
 void gz_track_set_name(uint16_t track, const char *name);
 /* The track's owner is gone (queue, context, device destroyed) and has
  * emitted its last zones. The worker writes what is left of it, frees its
@@ -174,6 +180,12 @@ GZ_EXPORT void gz_cpu_zone(uint32_t name, uint64_t begin_ns, uint64_t end_ns);
 /* A flow leaving the calling thread at ns (inside one of its CPU zones) to
  * the GPU zone whose item carries the same flow id. */
 void gz_flow_out(uint64_t flow, uint64_t ns);
+/* A flow from the end of GPU work to the calling thread, arriving at ns:
+ * its wait (a fence wait, an idle wait, glFinish, clFinish) saw the work
+ * done then. The wait's CPU zone follows on this thread and must contain
+ * ns; the work's zone item is followed by gz_item_wait_flow with the same
+ * id. */
+void gz_flow_in(uint64_t flow, uint64_t ns);
 
 /* Readback hooks: the worker calls each registered collector about every
  * GPUZONES_POLL_MS and once more with final=true before it stops. Remove

@@ -15,10 +15,18 @@ typedef enum gz_tracy_mode {
     GZ_TRACY_OFF,
 } gz_tracy_mode;
 
+/* GPUZONES_FORMAT: which trace files are written (bits). */
+typedef enum gz_format {
+    GZ_FORMAT_JSON = 1u << 0,     /* Chrome JSON (.json) */
+    GZ_FORMAT_PERFETTO = 1u << 1, /* Perfetto's protobuf trace (.pftrace) */
+} gz_format;
+
 typedef struct gz_config {
-    char output[4096];      /* GPUZONES_OUTPUT, or the default file name */
+    char output[4096];      /* the JSON trace's path (GPUZONES_OUTPUT, or derived from it) */
     bool output_is_default; /* no GPUZONES_OUTPUT given */
-    bool write_trace;       /* false for GPUZONES_OUTPUT=none */
+    bool write_trace;       /* the JSON trace is written (not for GPUZONES_OUTPUT=none) */
+    char perfetto_output[4096]; /* the Perfetto trace's path */
+    bool write_perfetto;        /* the Perfetto trace is written */
     bool summary;           /* GPUZONES_SUMMARY (default on) */
     bool summary_verbose;   /* GPUZONES_SUMMARY=2: every track's clock in full */
     gz_level level;         /* GPUZONES_LEVEL (default labels) */
@@ -45,6 +53,11 @@ bool gz_config_parse_bool(const char *s, bool *out);
 bool gz_config_parse_level(const char *s, gz_level *out);
 bool gz_config_parse_vk_readback(const char *s, gz_vk_readback_mode *out);
 bool gz_config_parse_tracy(const char *s, gz_tracy_mode *out);
+/* "json", "perfetto", or both joined by a comma ("json,perfetto"). */
+bool gz_config_parse_format(const char *s, unsigned *out);
+/* The format a path's extension names: GZ_FORMAT_PERFETTO for .pftrace
+ * and .perfetto-trace, 0 for .json, 0 also for anything else. */
+unsigned gz_config_format_of_path(const char *path);
 bool gz_config_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out);
 /* An IPv4 or IPv6 address literal (what inet_pton takes), copied to out. */
 bool gz_config_parse_addr(const char *s, char *out, size_t cap);

@@ -27,6 +27,10 @@ typedef enum gz_item_type {
     GZ_ITEM_THREAD_NAME, /* cpu.tid + name: a CPU thread's name */
     GZ_ITEM_FRAME_MARK,  /* cpu.tid, cpu.begin_ns + name: a frame boundary (public API) */
     GZ_ITEM_MESSAGE,     /* cpu.tid, cpu.begin_ns + name: a message's text (public API) */
+    GZ_ITEM_FLOW_IN,     /* flow: a flow from the end of GPU work arrives at thread tid at
+                            ns, inside the CPU wait zone that follows it on that thread */
+    GZ_ITEM_ZONE_WAIT_FLOW, /* flow.flow: the zone item just before it on the track ends in
+                               that flow (to the CPU wait that saw the work done) */
 } gz_item_type;
 
 enum {
@@ -89,7 +93,7 @@ typedef struct gz_item {
             uint32_t api;        /* gz_track_api */
             uint16_t clock;      /* track whose clock model this one shares; 0 = its own */
             uint16_t reserved16;
-            uint32_t reserved;
+            uint32_t device;     /* interned name of the GPU it runs on; 0 = not said */
         } ctx; /* for GZ_ITEM_TRACK_NEW */
         struct {
             uint32_t batch;   /* index of the batch in its submit call */
@@ -124,6 +128,14 @@ static inline gz_item gz_item_sync_point(uint16_t track, uint64_t ticks, uint64_
                      .calib = {.ticks = ticks,
                                .host_ns = before + (after - before) / 2,
                                .deviation_ns = (after - before + 1) / 2}};
+}
+
+/* The zone item just before it on the track ends in a flow to the CPU wait
+ * that saw its work done (the wait's thread got a GZ_ITEM_FLOW_IN with the
+ * same id). */
+static inline gz_item gz_item_wait_flow(uint16_t track, uint64_t flow)
+{
+    return (gz_item){.type = GZ_ITEM_ZONE_WAIT_FLOW, .track = track, .flow = {.flow = flow}};
 }
 
 /* A causality bound: the GPU time ticks is at or after (not_before) or at

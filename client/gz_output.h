@@ -4,6 +4,7 @@
 #define GZ_OUTPUT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* How long the worker waits at start for a reader of a FIFO. */
 #define GZ_OUTPUT_FIFO_WAIT_MS 1000
@@ -21,5 +22,11 @@ int gz_output_open_file(const char *path);
 /* Whether path names one of the program's own open files (/dev/stdout,
  * /dev/fd/N...): written at the offset the program shares, never rewound. */
 bool gz_output_is_programs(const char *path);
+/* A trace file's fd: path as gz_output_open opens it; when another process
+ * writes it, the same name with "-<pid>" before its extension; when it
+ * cannot be created (or a FIFO has no reader), the same file name in
+ * $TMPDIR (or /tmp). Says on stderr what happened; actual gets the path
+ * written. -1 when nothing can be written. */
+int gz_output_open_trace(const char *path, int pid, char *actual, size_t size);
 
 #endif

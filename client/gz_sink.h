@@ -8,7 +8,8 @@
  * first, longer first on equal begins), never two tracks interleaved out of
  * a track's own order. Every operation may be NULL where a sink has nothing
  * to do with it. Implementations: sink_json.c (Chrome JSON, through
- * trace.c), summary.c (the exit summary), tracy/ (the Tracy profiler). */
+ * trace.c), sink_perfetto.c (Perfetto's protobuf format), summary.c (the
+ * exit summary), tracy/ (the Tracy profiler). */
 #ifndef GZ_SINK_H
 #define GZ_SINK_H
 
@@ -30,6 +31,7 @@ typedef struct gz_sink_zone {
     uint32_t name_id;          /* interned plain name (for tables keyed by name) */
     uint64_t begin_ns, end_ns; /* host ns, begin <= end */
     uint64_t flow;             /* flow id from a CPU zone, 0 = none */
+    uint64_t wait_flow;        /* flow id to the CPU wait that saw it done (flow_in), 0 = none */
     bool has_args;             /* batch/cmdbufs are meaningful (submit zones) */
     uint32_t batch, cmdbufs;
     uint64_t begin_raw, end_raw; /* raw GPU ticks as read (GPUZONES_RAW_TICKS) */
@@ -47,6 +49,8 @@ typedef struct gz_sink_track {
     uint16_t clock_track; /* track whose clock this one's times are on (itself by default) */
     const char *name;     /* current name; may change (track_name) */
     size_t name_len;
+    const char *device; /* the GPU it runs on ("" when not said) */
+    size_t device_len;
     double period_ns;
     uint32_t valid_bits;
 } gz_sink_track;
@@ -98,6 +102,10 @@ typedef struct gz_sink_ops {
      * trace loadable, and with summary the summary printed. More may come
      * after it, and close still comes at the end. */
     void (*checkpoint)(void *s, const gz_sink_totals *t, bool summary);
+    /* A flow from the end of a GPU zone (the zone's wait_flow) arrives on
+     * CPU thread tid at ns, inside the wait zone that follows on tid. It
+     * may come before or after that GPU zone. */
+    void (*flow_in)(void *s, uint64_t flow, uint32_t tid, uint64_t ns);
 } gz_sink_ops;
 
 typedef struct gz_sink {

@@ -33,7 +33,11 @@ void gz_trace_thread_name(gz_trace *t, uint32_t tid, const char *name, size_t le
  * before gz_trace_end_event. */
 void gz_trace_zone(gz_trace *t, const char *cat, const char *name, size_t len, uint32_t tid,
                    uint64_t begin_ns, uint64_t end_ns);
-void gz_trace_flow(gz_trace *t, bool start, uint64_t id, uint32_t tid, uint64_t ns);
+/* A flow event: its start (s) or end (f, bound to the enclosing zone);
+ * name: "submit" (CPU submit to GPU work) or "wait" (GPU work to the CPU
+ * wait that saw it done), a literal. */
+void gz_trace_flow(gz_trace *t, const char *name, bool start, uint64_t id, uint32_t tid,
+                   uint64_t ns);
 /* A thread-scoped instant event; args follow like for zones. */
 void gz_trace_instant(gz_trace *t, const char *cat, const char *name, uint32_t tid, uint64_t ns);
 void gz_trace_instant_n(gz_trace *t, const char *cat, const char *name, size_t len, uint32_t tid,

@@ -2,12 +2,14 @@
  * anything of the program's (gz_output.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gz_client.h"
 #include "gz_output.h"
 
 /* Opens a regular file (or a new one) for writing from its start. The
@@ -89,4 +91,61 @@ int gz_output_open(const char *path)
             return fd;
         usleep(10000); /* a FIFO without a reader yet: the reader may be starting */
     }
+}
+
+/* path with "-<pid>" before its extension: a.json → a-123.json */
+static void path_with_pid(char *out, size_t size, const char *path, int pid)
+{
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(path, '.');
+    if (!dot || (slash && dot < slash))
+        dot = path + strlen(path);
+    snprintf(out, size, "%.*s-%d%s", (int)(dot - path), path, pid, dot);
+}
+
+int gz_output_open_trace(const char *path, int pid, char *actual, size_t size)
+{
+    int fd = gz_output_open(path);
+    if (fd < 0 && errno == EWOULDBLOCK) {
+        path_with_pid(actual, size, path, pid);
+        fd = gz_output_open_file(actual);
+        if (fd >= 0) {
+            gz_log("trace file %s is being written by another process; writing %s instead",
+                   path, actual);
+            return fd;
+        }
+    }
+    if (fd >= 0) {
+        snprintf(actual, size, "%s", path);
+    } else {
+        int err = errno;
+        struct stat st;
+        /* ENXIO also comes from a socket or a device without its driver. */
+        bool no_reader = err == ENXIO && stat(path, &st) == 0 && S_ISFIFO(st.st_mode);
+        const char *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        const char *tmp = getenv("TMPDIR");
+        if (!tmp || !*tmp)
+            tmp = "/tmp";
+        snprintf(actual, size, "%s/%s", tmp, *base ? base : "gpuzones.json");
+        /* The same path again (a FIFO in $TMPDIR) would fail the same way. */
+        fd = strcmp(actual, path) ? gz_output_open(actual) : (errno = err, -1);
+        if (fd < 0) {
+            if (no_reader)
+                gz_log("nobody opened FIFO %s for reading within %d ms, and %s cannot be "
+                       "written either (%s); no trace is written",
+                       path, GZ_OUTPUT_FIFO_WAIT_MS, actual, strerror(errno));
+            else
+                gz_log("cannot create trace file %s (%s) nor %s (%s); no trace is written",
+                       path, strerror(err), actual, strerror(errno));
+            return -1;
+        }
+        if (no_reader)
+            gz_log("nobody opened FIFO %s for reading within %d ms; writing %s instead", path,
+                   GZ_OUTPUT_FIFO_WAIT_MS, actual);
+        else
+            gz_log("cannot create trace file %s (%s); writing %s instead", path, strerror(err),
+                   actual);
+    }
+    return fd;
 }

@@ -140,7 +140,10 @@ static void gpu_zone(void *s, const gz_sink_zone *z)
     gz_jsonw_lit(w, "}");
     gz_trace_end_event(&j->trace);
     if (z->flow)
-        gz_trace_flow(&j->trace, false, z->flow, tid, z->begin_ns);
+        gz_trace_flow(&j->trace, "submit", false, z->flow, tid, z->begin_ns);
+    /* From the zone's end to the CPU wait that saw it done (flow_in). */
+    if (z->wait_flow)
+        gz_trace_flow(&j->trace, "wait", true, z->wait_flow, tid, z->end_ns);
     /* Each frame's GPU time as a counter track: the frame-time graph. */
     if (z->kind == GZ_ZONE_FRAME && z->track < GZ_MAX_TRACKS) {
         size_t len;
@@ -161,7 +164,13 @@ static void cpu_zone(void *s, uint32_t tid, const char *name, size_t len, uint64
 static void flow_out(void *s, uint64_t flow, uint32_t tid, uint64_t ns)
 {
     json_sink *j = s;
-    gz_trace_flow(&j->trace, true, flow, tid, ns);
+    gz_trace_flow(&j->trace, "submit", true, flow, tid, ns);
+}
+
+static void flow_in(void *s, uint64_t flow, uint32_t tid, uint64_t ns)
+{
+    json_sink *j = s;
+    gz_trace_flow(&j->trace, "wait", false, flow, tid, ns);
 }
 
 static void frame_mark(void *s, uint32_t tid, const char *name, size_t len, uint64_t ns)
@@ -227,12 +236,16 @@ static void calibration(void *s, const gz_sink_track *t, const gz_gpu_clock *c, 
     gz_trace_end_event(&j->trace);
 }
 
-/* A counter track per GPU track, so that a user sees the drift the model
- * follows. */
+/* Counter tracks per GPU clock, so that a user sees the drift the model
+ * follows and how sure it is: the offset applied and the uncertainty (when
+ * both sides are bounded). */
 static void clock_correction(void *s, const gz_sink_track *t, const gz_gpu_clock *c, uint64_t ns)
 {
     counter(s, "clock correction: ", t->name, t->name_len, "offset_us", ns,
             (double)gz_gpu_clock_offset_ns(c) / 1000.0);
+    if (c->model.deviation_ns != UINT64_MAX)
+        counter(s, "clock uncertainty: ", t->name, t->name_len, "uncertainty_us", ns,
+                (double)c->model.deviation_ns / 1000.0);
 }
 
 static void flush(void *s)
@@ -277,6 +290,7 @@ static const gz_sink_ops json_ops = {
     .gpu_zone = gpu_zone,
     .cpu_zone = cpu_zone,
     .flow_out = flow_out,
+    .flow_in = flow_in,
     .frame_mark = frame_mark,
     .message = message,
     .calibration = calibration,

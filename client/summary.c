@@ -208,7 +208,7 @@ typedef struct track_group {
 
 typedef struct summary_sink {
     gz_summary *zones;
-    const gz_trace_outcome *trace;
+    const gz_trace_outcome *traces; /* GZ_TRACE_FILES of them */
     live_track live[GZ_MAX_TRACKS];
     track_group *groups;
     uint32_t ngroups;
@@ -438,14 +438,23 @@ static void print_summary(summary_sink *u, const gz_sink_totals *t)
     if (t->names_dropped)
         fprintf(f, "gpuzones: %llu zone names did not fit the name table\n",
                 (unsigned long long)t->names_dropped);
-    const gz_trace_outcome *o = u->trace;
-    if (o->closed && o->written && o->path[0])
-        fprintf(f, "gpuzones: trace written to %s (%llu zones, %llu dropped)\n", o->path,
-                (unsigned long long)t->zones_written, (unsigned long long)t->zones_dropped);
-    else
+    /* One line per trace file written, or one saying there is none. */
+    bool any = false;
+    uint64_t unwritten = t->zones_written;
+    for (int i = 0; i < GZ_TRACE_FILES; i++) {
+        const gz_trace_outcome *o = &u->traces[i];
+        if (o->closed && o->written && o->path[0]) {
+            fprintf(f, "gpuzones: trace written to %s (%llu zones, %llu dropped)\n", o->path,
+                    (unsigned long long)t->zones_written, (unsigned long long)t->zones_dropped);
+            any = true;
+        } else if (o->closed && o->zones_unwritten < unwritten) {
+            unwritten = o->zones_unwritten;
+        }
+    }
+    if (!any)
         fprintf(f, "gpuzones: %llu zones, %llu dropped, %llu not written (no trace file)\n",
                 (unsigned long long)t->zones_written, (unsigned long long)t->zones_dropped,
-                (unsigned long long)(o->closed ? o->zones_unwritten : t->zones_written));
+                (unsigned long long)unwritten);
     fflush(f);
 }
 
@@ -495,7 +504,7 @@ static const gz_sink_ops summary_ops = {
     .checkpoint = sum_checkpoint,
 };
 
-bool gz_summary_sink_open(const gz_config *cfg, const gz_trace_outcome *trace, gz_sink *out)
+bool gz_summary_sink_open(const gz_config *cfg, const gz_trace_outcome *traces, gz_sink *out)
 {
     summary_sink *u = calloc(1, sizeof *u);
     if (!u) {
@@ -505,7 +514,7 @@ bool gz_summary_sink_open(const gz_config *cfg, const gz_trace_outcome *trace, g
     u->zones = gz_summary_new();
     /* Without it every track shares the "<other names>" line. */
     u->groups = malloc(MAX_GROUPS * sizeof *u->groups);
-    u->trace = trace;
+    u->traces = traces;
     u->verbose = cfg->summary_verbose;
     *out = (gz_sink){.ops = &summary_ops, .self = u};
     return true;

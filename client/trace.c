@@ -11,63 +11,13 @@
 #include "gz_output.h"
 #include "gz_trace.h"
 
-/* path with "-<pid>" before its extension: a.json → a-123.json */
-static void path_with_pid(char *out, size_t size, const char *path, int pid)
-{
-    const char *slash = strrchr(path, '/');
-    const char *dot = strrchr(path, '.');
-    if (!dot || (slash && dot < slash))
-        dot = path + strlen(path);
-    snprintf(out, size, "%.*s-%d%s", (int)(dot - path), path, pid, dot);
-}
-
 bool gz_trace_open(gz_trace *t, const char *path, int pid, const char *exe)
 {
     memset(t, 0, sizeof *t);
     t->pid = pid;
-    int fd = gz_output_open(path);
-    if (fd < 0 && errno == EWOULDBLOCK) {
-        path_with_pid(t->path, sizeof t->path, path, pid);
-        fd = gz_output_open_file(t->path);
-        if (fd >= 0) {
-            gz_log("trace file %s is being written by another process; writing %s instead",
-                   path, t->path);
-            goto opened;
-        }
-    }
-    if (fd >= 0) {
-        snprintf(t->path, sizeof t->path, "%s", path);
-    } else {
-        int err = errno;
-        struct stat st;
-        /* ENXIO also comes from a socket or a device without its driver. */
-        bool no_reader = err == ENXIO && stat(path, &st) == 0 && S_ISFIFO(st.st_mode);
-        const char *base = strrchr(path, '/');
-        base = base ? base + 1 : path;
-        const char *tmp = getenv("TMPDIR");
-        if (!tmp || !*tmp)
-            tmp = "/tmp";
-        snprintf(t->path, sizeof t->path, "%s/%s", tmp, *base ? base : "gpuzones.json");
-        /* The same path again (a FIFO in $TMPDIR) would fail the same way. */
-        fd = strcmp(t->path, path) ? gz_output_open(t->path) : (errno = err, -1);
-        if (fd < 0) {
-            if (no_reader)
-                gz_log("nobody opened FIFO %s for reading within %d ms, and %s cannot be "
-                       "written either (%s); no trace is written",
-                       path, GZ_OUTPUT_FIFO_WAIT_MS, t->path, strerror(errno));
-            else
-                gz_log("cannot create trace file %s (%s) nor %s (%s); no trace is written",
-                       path, strerror(err), t->path, strerror(errno));
-            return false;
-        }
-        if (no_reader)
-            gz_log("nobody opened FIFO %s for reading within %d ms; writing %s instead", path,
-                   GZ_OUTPUT_FIFO_WAIT_MS, t->path);
-        else
-            gz_log("cannot create trace file %s (%s); writing %s instead", path, strerror(err),
-                   t->path);
-    }
-opened:
+    int fd = gz_output_open_trace(path, pid, t->path, sizeof t->path);
+    if (fd < 0)
+        return false;
     t->open = true;
     t->end_at = -1;
     struct stat st;
@@ -168,13 +118,15 @@ void gz_trace_zone(gz_trace *t, const char *cat, const char *name, size_t len, u
     gz_jsonw_us(&t->w, end_ns > begin_ns ? end_ns - begin_ns : 0);
 }
 
-void gz_trace_flow(gz_trace *t, bool start, uint64_t id, uint32_t tid, uint64_t ns)
+void gz_trace_flow(gz_trace *t, const char *name, bool start, uint64_t id, uint32_t tid,
+                   uint64_t ns)
 {
     if (!writable(t))
         return;
     event_head(t, start ? "s" : "f", tid);
-    gz_jsonw_lit(&t->w, start ? ",\"cat\":\"flow\",\"name\":\"submit\",\"id\":"
-                              : ",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"submit\",\"id\":");
+    gz_jsonw_lit(&t->w, start ? ",\"cat\":\"flow\",\"name\":\"" : ",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"");
+    gz_jsonw_lit(&t->w, name);
+    gz_jsonw_lit(&t->w, "\",\"id\":");
     gz_jsonw_u64(&t->w, id);
     gz_jsonw_lit(&t->w, ",\"ts\":");
     gz_jsonw_us(&t->w, ns);

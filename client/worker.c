@@ -22,13 +22,14 @@
 
 #define MAX_CYCLE_ZONES (1u << 20) /* per track per drain cycle */
 #define CALIB_REPORT_NS 1000000000ull /* calibration events at most once a second per track */
-#define MAX_SINKS 4
+#define MAX_SINKS 5
 
 /* A zone received in this drain cycle; times are GPU ns until written. */
 typedef struct cycle_zone {
     uint64_t begin_gpu_ns;
     uint64_t end_gpu_ns;
     uint64_t flow;
+    uint64_t wait_flow; /* to the CPU wait that saw it done; 0 = none */
     uint32_t name;
     uint8_t kind;
     bool has_flow;
@@ -49,6 +50,7 @@ typedef struct shared_clock {
 typedef struct track {
     bool used;
     uint32_t name;
+    uint32_t device;     /* interned name of its GPU; 0 = not said */
     gz_track_api api;
     uint16_t clock;      /* track whose clock this one's times are on (itself by default) */
     bool owns_clock;     /* reports the clock's calibration */
@@ -70,7 +72,8 @@ typedef struct track {
 typedef struct worker {
     gz_sink sinks[MAX_SINKS];
     uint32_t nsinks;
-    gz_trace_outcome trace_outcome; /* the JSON sink's, for the summary */
+    /* What became of the trace files (JSON, Perfetto), for the summary. */
+    gz_trace_outcome trace_outcome[GZ_TRACE_FILES];
     track tracks[GZ_MAX_TRACKS];
     uint64_t zones_received; /* zone items taken from the queue */
     uint64_t zones_written;
@@ -93,20 +96,25 @@ typedef struct worker {
                 (w)->sinks[si_].ops->op((w)->sinks[si_].self, __VA_ARGS__);                      \
     } while (0)
 
-/* The sinks, opened in one place. The JSON sink comes first and the
- * summary last: the summary's last line says what became of the trace
- * file, which the JSON sink tells at its close. */
+/* The sinks, opened in one place. The trace files come first and the
+ * summary last: the summary's last lines say what became of the trace
+ * files, which their sinks tell at their close. */
 static void open_sinks(worker *w, const gz_client *c)
 {
     if (c->cfg.write_trace &&
-        gz_json_sink_open(&c->cfg, c->pid, c->exe, &w->trace_outcome, &w->sinks[w->nsinks]))
+        gz_json_sink_open(&c->cfg, c->pid, c->exe, &w->trace_outcome[0], &w->sinks[w->nsinks]))
+        w->nsinks++;
+    if (c->cfg.write_perfetto &&
+        gz_perfetto_sink_open(c->cfg.perfetto_output, c->pid, c->exe, c->cfg.raw_ticks,
+                              &gz_the_client.output_deadline_ns, &gz_the_client.worker_progress,
+                              &w->trace_outcome[1], &w->sinks[w->nsinks]))
         w->nsinks++;
     /* Tracy: the program's own client, or gpuzones speaking its protocol;
      * nothing when off, or when auto finds no client. */
     if (c->cfg.tracy != GZ_TRACY_OFF && gz_tracy_sink_open(&c->cfg, &gz_the_client.worker_progress, &w->sinks[w->nsinks]))
         w->nsinks++;
     if (c->cfg.summary &&
-        gz_summary_sink_open(&c->cfg, &w->trace_outcome, &w->sinks[w->nsinks]))
+        gz_summary_sink_open(&c->cfg, w->trace_outcome, &w->sinks[w->nsinks]))
         w->nsinks++;
 }
 
@@ -115,6 +123,7 @@ static gz_sink_track sink_track(const worker *w, uint16_t id)
     const track *t = &w->tracks[id];
     gz_sink_track st = {.id = id, .api = t->api, .clock_track = t->clock};
     st.name = gz_intern_str(t->name, &st.name_len);
+    st.device = gz_intern_str(t->device, &st.device_len);
     if (t->clk) {
         st.period_ns = t->clk->c.period_ns;
         st.valid_bits = t->clk->c.valid_bits;
@@ -186,12 +195,15 @@ static void track_new(worker *w, const gz_item *it)
         track_clear(w, it->track); /* never ended (a corrupt item): start afresh */
     t->used = true;
     t->api = (gz_track_api)it->ctx.api;
+    t->device = it->ctx.device;
     t->clock = it->track;
     track *o = it->ctx.clock && it->ctx.clock < GZ_MAX_TRACKS ? &w->tracks[it->ctx.clock] : NULL;
     if (o && o->used && o->owns_clock && o->clk) {
         t->clock = it->ctx.clock;
         t->clk = o->clk;
         t->clk->refs++;
+        if (!t->device)
+            t->device = o->device;
     } else {
         t->clk = malloc(sizeof *t->clk);
         if (t->clk) {
@@ -311,6 +323,7 @@ static void write_cycle(worker *w, uint16_t id, track *t, uint64_t now, bool all
             .begin_ns = b,
             .end_ns = e,
             .flow = z->has_flow ? z->flow : 0,
+            .wait_flow = z->wait_flow,
             .has_args = z->has_args,
             .batch = z->batch,
             .cmdbufs = z->cmdbufs,
@@ -410,6 +423,13 @@ static void zone_args(worker *w, const gz_item *it)
     z->cmdbufs = it->args.cmdbufs;
 }
 
+static void zone_wait_flow(worker *w, const gz_item *it)
+{
+    track *t = &w->tracks[it->track];
+    if (t->used && t->ncycle)
+        t->cycle[t->ncycle - 1].wait_flow = it->flow.flow;
+}
+
 static void gpu_bound(worker *w, const gz_item *it)
 {
     track *t = &w->tracks[it->track];
@@ -453,6 +473,12 @@ static void process(worker *w, const gz_item *items, uint32_t n)
         }
         case GZ_ITEM_FLOW_OUT:
             FOR_SINKS(w, flow_out, it->flow.flow, it->flow.tid, it->flow.ns);
+            break;
+        case GZ_ITEM_FLOW_IN:
+            FOR_SINKS(w, flow_in, it->flow.flow, it->flow.tid, it->flow.ns);
+            break;
+        case GZ_ITEM_ZONE_WAIT_FLOW:
+            zone_wait_flow(w, it);
             break;
         case GZ_ITEM_CALIB:
             calib(w, it);

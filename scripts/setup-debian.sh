@@ -14,6 +14,7 @@ libvulkan-volk-dev g++
 xvfb libx11-dev libglx-mesa0
 liblz4-dev
 golang-go
+protobuf-compiler
 "
 
 missing=""

@@ -79,11 +79,12 @@ TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
     rel-reenter rel-batch-3000 vk-fault-families vk-fault-no-calibration-labels \
     vk-present-frames cl-stress-burst countlayer-threads \
     host-exit-race host-plugin-unloaded host-signal-default host-signal-mask \
-    host-layers-exit-without-atexit || status=1
+    host-layers-exit-without-atexit pf-vk-same-run pf-gl-same-run pf-cl-same-run \
+    pf-cl-macros || status=1
 
-# libFuzzer (clang): the environment parser, the JSON string writer and
-# what listen mode reads from a peer on its socket, a bounded time each on
-# the committed seed corpus.
+# libFuzzer (clang): the environment parser, the JSON string writer, the
+# Perfetto trace writer and what listen mode reads from a peer on its
+# socket, a bounded time each on the committed seed corpus.
 [ -f build-fuzz/build.ninja ] ||
     CC=clang meson setup build-fuzz -Dwerror=true -Dfuzz=true -Dtests=false \
         -Db_sanitize=address,undefined -Db_lundef=false >/dev/null || exit 1

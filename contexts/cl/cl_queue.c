@@ -22,7 +22,7 @@
 #include "gz_cl_internal.h"
 
 /* Commands handed over and not read back yet, per queue: the array starts
- * small and doubles up to MAX_PENDING (32 bytes each). A program that
+ * small and doubles up to MAX_PENDING (48 bytes each). A program that
  * enqueues faster than the worker reads back (50 000 tiny kernels in
  * 0.4 s, read every 20 ms) lost 87 % of its zones at a fixed 4096. */
 #define FIRST_PENDING 1024u
@@ -39,6 +39,8 @@ typedef struct pending {
     uint32_t name;
     uint8_t flags; /* kind and GZ_ITEM_F_SRCLOC, as in the zone item */
     uint64_t before_ns, after_ns;
+    uint64_t wait_flow; /* to the clFinish that saw it done (0: none) */
+    uint64_t done_ns;   /* when a clFinish returned after it (0: none): its end was before */
 } pending;
 
 /* Commands are added to p under lock. A collector takes them all at once
@@ -140,7 +142,7 @@ gz_cl_queue *gz_cl_queue_new(const gz_cl_fns *fns, cl_device_id device, const ch
     dev_name[sizeof dev_name - 1] = 0;
     char name[256];
     snprintf(name, sizeof name, "%s %s", dev_name, label ? label : "");
-    q->track = gz_track_new(GZ_API_OPENCL, name, 1.0, 64, 0);
+    q->track = gz_track_new_on_device(GZ_API_OPENCL, name, dev_name, 1.0, 64, 0);
     if (!q->track) {
         free(q->p);
         free(q->work);
@@ -286,7 +288,7 @@ static void emit_command(gz_cl_queue *q, const pending *p, uint64_t seen_ns)
         gz_count_dropped_zones(q->track, 1);
         return;
     }
-    gz_item it[4];
+    gz_item it[5];
     uint32_t n = 0;
     uint64_t width = p->after_ns - p->before_ns;
     if (width <= SYNC_MAX_WIDTH_NS &&
@@ -295,12 +297,15 @@ static void emit_command(gz_cl_queue *q, const pending *p, uint64_t seen_ns)
         it[n++] = gz_item_sync_point(q->track, queued, p->before_ns, p->before_ns + width);
     }
     it[n++] = gz_item_bound(q->track, true, start, p->before_ns);
-    it[n++] = gz_item_bound(q->track, false, end, seen_ns);
+    it[n++] = gz_item_bound(q->track, false, end,
+                            p->done_ns && p->done_ns < seen_ns ? p->done_ns : seen_ns);
     it[n++] = (gz_item){.type = GZ_ITEM_GPU_ZONE,
                         .flags = p->flags,
                         .track = q->track,
                         .name = p->name,
                         .zone = {.begin_ticks = start, .end_ticks = end}};
+    if (p->wait_flow)
+        it[n++] = gz_item_wait_flow(q->track, p->wait_flow);
     if (!gz_emit_n(it, n))
         gz_count_dropped_zones(q->track, 1);
 }
@@ -368,6 +373,30 @@ static void collect(gz_cl_queue *q, bool final)
     q->work_cap = cap;
     q->collecting = false;
     pthread_mutex_unlock(&q->lock);
+}
+
+void gz_cl_queue_waited(gz_cl_queue *q, uint64_t done_ns)
+{
+    if (!q)
+        return;
+    uint64_t flow = 0;
+    pthread_mutex_lock(&q->lock);
+    /* Every command pending ended before clFinish returned: a bound for the
+     * clock as tight as the program's view. The newest by enqueue time gets
+     * the flow (a collect puts what still runs back after what was added
+     * meanwhile). */
+    pending *newest = NULL;
+    for (uint32_t i = 0; i < q->n; i++) {
+        if (!q->p[i].done_ns)
+            q->p[i].done_ns = done_ns;
+        if (!newest || q->p[i].before_ns >= newest->before_ns)
+            newest = &q->p[i];
+    }
+    if (newest && !newest->wait_flow)
+        flow = newest->wait_flow = gz_flow_next();
+    pthread_mutex_unlock(&q->lock);
+    if (flow)
+        gz_flow_in(flow, done_ns);
 }
 
 void gz_cl_queue_collect(gz_cl_queue *q)

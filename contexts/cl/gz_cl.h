@@ -48,6 +48,12 @@ GZ_EXPORT bool gz_cl_queue_add(gz_cl_queue *q, cl_event ev, uint32_t name, bool 
                                unsigned kind, uint64_t before_ns, uint64_t after_ns);
 /* A zone lost before it reached the context (counted on its track). */
 void gz_cl_queue_count_drop(gz_cl_queue *q);
+/* clFinish returned at done_ns: every command not read back yet ended
+ * before it (a bound for the clock), and the newest of them gets a flow
+ * from its end to this thread's clFinish CPU zone (which must end at
+ * done_ns). Commands the worker is reading back at that moment are left
+ * as they are (then there may be no flow). */
+GZ_EXPORT void gz_cl_queue_waited(gz_cl_queue *q, uint64_t done_ns);
 /* Reads what has completed now (the host just saw work complete, at a
  * clFinish or a wait). Never waits. */
 GZ_EXPORT void gz_cl_queue_collect(gz_cl_queue *q);

@@ -199,7 +199,8 @@ static gz_gl_ctx *ctx_create(const gz_gl_fns *f, uint32_t number)
     for (int i = 0; i < GZ_GL_SYNC_COUNT; i++)
         c->sync_names[i] = gz_intern_cstr(sync_names[i]);
     track_name(c);
-    c->track = gz_track_new(GZ_API_OPENGL, c->track_name, 1.0, c->valid_bits, 0);
+    c->track = gz_track_new_on_device(GZ_API_OPENGL, c->track_name, c->renderer, 1.0,
+                                      c->valid_bits, 0);
     return c;
 }
 

@@ -305,12 +305,14 @@ static void emit(gz_gl_ctx *c, const gz_gl_pending *p)
     uint8_t flags = (uint8_t)((p->kind << GZ_ITEM_KIND_SHIFT) & GZ_ITEM_KIND_MASK);
     if (p->srcloc)
         flags |= GZ_ITEM_F_SRCLOC;
-    gz_item items[3];
+    gz_item items[4];
     items[0] = gz_item_bound(c->track, true, b, p->begin.host_ns);
-    items[1] = gz_item_bound(c->track, false, e, end->seen_ns);
+    uint64_t seen = p->done_ns && p->done_ns < end->seen_ns ? p->done_ns : end->seen_ns;
+    items[1] = gz_item_bound(c->track, false, e, seen);
     items[2] = (gz_item){.type = GZ_ITEM_GPU_ZONE, .flags = flags, .track = c->track,
                          .name = p->name, .zone = {.begin_ticks = b, .end_ticks = e}};
-    if (!gz_emit_n(items, 3))
+    items[3] = gz_item_wait_flow(c->track, p->wait_flow);
+    if (!gz_emit_n(items, p->wait_flow ? 4 : 3))
         gz_count_dropped_zones(c->track, 1);
 }
 
@@ -470,6 +472,29 @@ void gz_gl_swap_mark(gz_gl_ctx *c)
     static uint32_t frame_name;
     if (c)
         gz_frame_mark(gz_intern_once(&frame_name, "frame"));
+}
+
+void gz_gl_waited(gz_gl_ctx *c, uint64_t done_ns)
+{
+    if (!c)
+        return;
+    uint64_t flow = 0;
+    pthread_mutex_lock(&c->lock);
+    /* Every zone that had ended was done when glFinish returned: a bound
+     * for the clock as tight as the program's view. */
+    for (uint64_t i = c->p_tail; i < c->p_head; i++)
+        if (!c->pending[i % c->pcap].done_ns)
+            c->pending[i % c->pcap].done_ns = done_ns;
+    if (c->held && !c->held_zone.done_ns)
+        c->held_zone.done_ns = done_ns;
+    gz_gl_pending *z = c->p_head > c->p_tail ? &c->pending[(c->p_head - 1) % c->pcap] : NULL;
+    if (c->held && (!z || c->held_zone.end_seq > z->end_seq))
+        z = &c->held_zone; /* the first zone between flushes, held back */
+    if (z && !z->wait_flow)
+        flow = z->wait_flow = gz_flow_next();
+    pthread_mutex_unlock(&c->lock);
+    if (flow)
+        gz_flow_in(flow, done_ns);
 }
 
 bool gz_gl_ctx_swapped(const gz_gl_ctx *c)

@@ -127,6 +127,11 @@ typedef enum gz_gl_sync {
  * on to the next call). From the first swap on, frames take over and this
  * costs one atomic load. After the call, what was flushed is read back. */
 GZ_EXPORT void gz_gl_sync_point(gz_gl_ctx *c, gz_gl_sync call, bool before_call);
+/* glFinish returned at done_ns: every zone that had ended before it and is
+ * not read back yet was done by then (a bound for the clock), and the
+ * newest of them gets a flow from its end to this thread's glFinish CPU
+ * zone (which must end at done_ns). No GL call. */
+GZ_EXPORT void gz_gl_waited(gz_gl_ctx *c, uint64_t done_ns);
 /* Whether c swapped already (the shim skips the sync points then). */
 GZ_EXPORT bool gz_gl_ctx_swapped(const gz_gl_ctx *c);
 

@@ -21,7 +21,7 @@
 #define GZ_GL_RING_MAX 262144u
 /* Open zones (groups, explicit zones) nested at once. */
 #define GZ_GL_STACK 64u
-/* Ended zones waiting for their results (48 bytes each), doubled when full
+/* Ended zones waiting for their results (64 bytes each), doubled when full
  * up to the most the ring can keep waiting (two queries a zone). */
 #define GZ_GL_PENDING 8192u
 #define GZ_GL_PENDING_MAX (GZ_GL_RING_MAX / 2)
@@ -55,6 +55,8 @@ typedef struct gz_gl_open {
 typedef struct gz_gl_pending {
     gz_gl_stamp begin;
     uint64_t end_seq;
+    uint64_t wait_flow; /* to the glFinish that saw it done (0: none) */
+    uint64_t done_ns;   /* when a glFinish returned after its end (0: none) */
     uint32_t name;
     uint8_t kind;
     bool srcloc;

@@ -216,6 +216,7 @@ typedef struct gz_vk_record {
     uint64_t value;   /* the timeline value that says it completed (0: none) */
     VkFence fence;    /* the call's */
     uint64_t done_ns; /* when a wait of the app's saw it complete (0: none) */
+    uint64_t wait_flow; /* flow from the batch's end to that wait (0: none) */
     uint64_t call;    /* the submit call that put it on the log (0: a queue label) */
 } gz_vk_record;
 

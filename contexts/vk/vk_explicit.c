@@ -308,7 +308,8 @@ static gz_vkx *create(const gpuzones_vk_create_info *info)
         char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 32];
         snprintf(name, sizeof name, "TracyVk %.*s", (int)strcspn(c->device_name, "("),
                  c->device_name);
-        c->track = gz_track_new(GZ_API_VULKAN, name, props.limits.timestampPeriod, bits, 0);
+        c->track = gz_track_new_on_device(GZ_API_VULKAN, name, c->device_name,
+                                          props.limits.timestampPeriod, bits, 0);
     }
     gz_vkx_calibrate(c, true);
     if (c->host_reset)

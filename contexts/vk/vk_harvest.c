@@ -361,6 +361,9 @@ harvest_status gz_vk_harvest_batch(gz_vk_queue *q, const gz_vk_record *r,
             *args = (gz_item){.type = GZ_ITEM_ZONE_ARGS,
                               .track = q->track,
                               .args = {.batch = r->batch, .cmdbufs = r->cmdbufs}};
+        gz_item *wf = r->wait_flow ? item_push(q, &o.n) : NULL;
+        if (wf)
+            *wf = gz_item_wait_flow(q->track, r->wait_flow);
         if (!q->frame_open) {
             q->frame_open = true;
             q->frame_begin_ticks = begin_ticks;

@@ -64,7 +64,8 @@ gz_vk_queue *gz_vk_queue_new(gz_vk_device *dev, VkQueue handle, uint32_t family,
         return q;
     }
     default_name(q, q->name, sizeof q->name);
-    q->track = gz_track_new(GZ_API_VULKAN, q->name, dev->info.timestamp_period, q->valid_bits, 0);
+    q->track = gz_track_new_on_device(GZ_API_VULKAN, q->name, dev->info.device_name,
+                                      dev->info.timestamp_period, q->valid_bits, 0);
     gz_vk_calibrate_track(dev, q->track);
     if (gz_client_verbose())
         gz_log("%s: %s; completion from %s; queries reset %s", q->name,
@@ -388,7 +389,8 @@ void gz_vk_queue_waited(gz_vk_queue *q, const VkFence *fences, uint32_t nfences,
         return;
     pthread_mutex_lock(&q->lock);
     /* The newest batch the wait covers; a fence covers everything submitted
-     * before it on the queue too. */
+     * before it on the queue too. That one gets a flow from its end to the
+     * wait (whose CPU zone ends at done_ns), unless an earlier wait saw it. */
     uint32_t upto = 0;
     for (uint32_t i = q->ring_ready ? q->log_count : 0; i-- > q->log_done && !upto;) {
         const gz_vk_record *r = gz_vk_log_at(q, i);
@@ -405,7 +407,16 @@ void gz_vk_queue_waited(gz_vk_queue *q, const VkFence *fences, uint32_t nfences,
         if (e->kind == REC_BATCH && e->submitted && !e->done_ns)
             e->done_ns = done_ns;
     }
-    if (upto > q->log_done)
+    uint64_t flow = 0;
+    if (upto > q->log_done) {
+        gz_vk_record *newest = gz_vk_log_at(q, upto - 1);
+        if (!newest->wait_flow)
+            flow = newest->wait_flow = gz_flow_next();
         q->log_done = upto;
+    }
     pthread_mutex_unlock(&q->lock);
+    if (flow)
+        gz_flow_in(flow, done_ns);
+    if (flow)
+        gz_flow_in(flow, done_ns);
 }

@@ -232,12 +232,22 @@ static cl_int CL_API_CALL event_info(cl_event ev, cl_event_info param, size_t si
 }
 
 /* The application's own blocking calls: the host has just seen its work
- * complete, the tightest moment to read it back. */
+ * complete, the tightest moment to read it back. clFinish on a timed queue
+ * gets a CPU zone, and a flow to it from the end of the queue's last
+ * command. */
 static cl_int CL_API_CALL finish(cl_command_queue q)
 {
+    static uint32_t name_id;
+    gz_cl_queue *ctx = gz_cl_layer_queue(q);
+    uint64_t t0 = gz_host_now_ns();
     cl_int err = gz_cl_next->clFinish(q);
-    if (err == CL_SUCCESS)
-        gz_cl_queue_collect(gz_cl_layer_queue(q));
+    uint64_t t1 = gz_host_now_ns();
+    if (err == CL_SUCCESS && ctx) {
+        gz_cl_queue_waited(ctx, t1);
+        gz_cl_queue_collect(ctx);
+    }
+    if (ctx)
+        gz_cpu_zone(gz_intern_once(&name_id, "clFinish"), t0, t1);
     return err;
 }
 

@@ -1,7 +1,8 @@
 /* The calls that flush the driver's work: glFlush, glFinish, glFenceSync,
  * glReadPixels and glReadnPixels (core, ARB, EXT, KHR). For a context that
  * has not swapped they are its zone boundaries (gz_gl_sync_point); once it
- * swapped they pass straight through. */
+ * swapped they pass straight through, but for glFinish's CPU zone and its
+ * flow from the GPU work it waited for. */
 #define GL_GLEXT_PROTOTYPES
 #include "gz_gl_shim.h"
 
@@ -52,10 +53,28 @@ void APIENTRY glFlush(void)
     flush_call(GZ_SHIM_glFlush, GZ_GL_SYNC_FLUSH);
 }
 
+/* glFinish also waits for the GPU: on a timed context it gets a CPU zone,
+ * and a flow to it from the end of the newest zone that ended before it. */
 GZ_EXPORT void APIENTRY glFinish(void);
 void APIENTRY glFinish(void)
 {
-    flush_call(GZ_SHIM_glFinish, GZ_GL_SYNC_FINISH);
+    static uint32_t name_id;
+    void_fn real = (void_fn)gz_shim_real(GZ_SHIM_glFinish);
+    if (!real)
+        return;
+    gz_gl_ctx *timed = inside ? NULL : gz_shim_current();
+    gz_gl_ctx *c = sync_ctx();
+    if (c)
+        point(c, GZ_GL_SYNC_FINISH, true);
+    uint64_t t0 = gz_host_now_ns();
+    real();
+    uint64_t t1 = gz_host_now_ns();
+    if (timed)
+        gz_gl_waited(timed, t1);
+    if (c)
+        point(c, GZ_GL_SYNC_FINISH, false);
+    if (timed)
+        gz_cpu_zone(gz_intern_once(&name_id, "glFinish"), t0, t1);
 }
 
 GZ_EXPORT GLsync APIENTRY glFenceSync(GLenum condition, GLbitfield flags);

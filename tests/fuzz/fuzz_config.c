@@ -3,8 +3,10 @@
  * The input is up to ten lines, the values of the GPUZONES_* variables in a
  * fixed order (a missing line leaves the variable unset). Whatever they
  * hold, gz_config_read must return a configuration within its bounds: a
- * NUL-terminated output path, a known level, queue and poll sizes inside
- * the ranges config.c accepts, a listen address inet_pton reads. Bad values only cost a "gpuzones:" line. */
+ * NUL-terminated, non-empty path for each trace file it writes (two
+ * different ones when it writes both formats), a known level, queue and
+ * poll sizes inside the ranges config.c accepts, a listen address inet_pton
+ * reads. Bad values only cost a "gpuzones:" line. */
 #include <arpa/inet.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,7 +18,8 @@ static const char *const vars[] = {"GPUZONES_OUTPUT",      "GPUZONES_SUMMARY",
                                    "GPUZONES_LEVEL",       "GPUZONES_QUEUE_ITEMS",
                                    "GPUZONES_POLL_MS",     "GPUZONES_RAW_TICKS",
                                    "GPUZONES_TRACY",       "GPUZONES_TRACY_PORT",
-                                   "GPUZONES_TRACY_EXIT_WAIT_MS", "GPUZONES_TRACY_ADDR"};
+                                   "GPUZONES_TRACY_EXIT_WAIT_MS", "GPUZONES_TRACY_ADDR",
+                                   "GPUZONES_FORMAT", "GPUZONES_VK_READBACK"};
 #define NVARS (sizeof vars / sizeof vars[0])
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -42,8 +45,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     gz_config cfg;
     gz_config_read(&cfg, "fuzz", 1234);
-    if (memchr(cfg.output, '\0', sizeof cfg.output) == NULL)
+    if (memchr(cfg.output, '\0', sizeof cfg.output) == NULL ||
+        memchr(cfg.perfetto_output, '\0', sizeof cfg.perfetto_output) == NULL)
         abort();
+    if ((cfg.write_trace && !cfg.output[0]) || (cfg.write_perfetto && !cfg.perfetto_output[0]))
+        abort();
+    if (cfg.write_trace && cfg.write_perfetto && !strcmp(cfg.output, cfg.perfetto_output))
+        abort(); /* both formats into one file */
     if (cfg.level != GZ_LEVEL_SUBMIT && cfg.level != GZ_LEVEL_CMDBUF && cfg.level != GZ_LEVEL_LABELS)
         abort();
     if (cfg.queue_items == 0 || cfg.poll_ms == 0)
