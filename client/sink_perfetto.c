@@ -1239,6 +1239,22 @@ static void close_sink(void *s, const gz_sink_totals *t)
     free(p);
 }
 
+/* The program has no device left and may end without atexit: every packet
+ * so far goes to the file (which loads up to its last whole packet at any
+ * time), and a summary printed now names it. */
+static void checkpoint(void *s, const gz_sink_totals *t, bool summary)
+{
+    (void)t;
+    (void)summary;
+    pf_sink *p = s;
+    flush(p);
+    gz_trace_outcome *o = p->outcome;
+    o->closed = true;
+    o->written = p->open && !p->failed;
+    o->zones_unwritten = p->zones_unwritten;
+    snprintf(o->path, sizeof o->path, "%s", p->path);
+}
+
 static const gz_sink_ops perfetto_ops = {
     .what = "Perfetto trace file",
     .track_new = track_new,
@@ -1255,6 +1271,7 @@ static const gz_sink_ops perfetto_ops = {
     .clock_correction = clock_correction,
     .flush = flush,
     .close = close_sink,
+    .checkpoint = checkpoint,
 };
 
 bool gz_perfetto_sink_open_fd(int fd, const char *path, int pid, const char *exe,

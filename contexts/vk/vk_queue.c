@@ -417,6 +417,4 @@ void gz_vk_queue_waited(gz_vk_queue *q, const VkFence *fences, uint32_t nfences,
     pthread_mutex_unlock(&q->lock);
     if (flow)
         gz_flow_in(flow, done_ns);
-    if (flow)
-        gz_flow_in(flow, done_ns);
 }
