@@ -345,30 +345,27 @@ def mutations(truth):
         ev.remove(first(ev, lambda e: level(e, "submit")))
     out.append(("a written zone missing from the file", unwritten))
 
-    if any(l["parent"] >= 0 for l in truth["labels"]):
+    # labels nested in a label that has a zone too (an absent one has none)
+    timed_ids = {l["id"] for l in timed_labels(truth)}
+    nested = [l for l in timed_labels(truth) if l["parent"] in timed_ids]
+    if nested:
         def overlap(ev):
-            # A label that is nested in another one on its track (names may
-            # repeat at the top level elsewhere, e.g. on another thread's
-            # command buffer), made to end 1 us after that parent: a partial
-            # overlap whatever the two durations.
-            names = {l["name"] for l in truth["labels"] if l["parent"] >= 0}
-            labels = [e for e in ev if level(e, "label")]
-            # The parent must begin strictly before it: stretched, a label
-            # that begins on its parent's tick would contain it instead.
-            def parent_of(e):
-                return next((p for p in labels if p is not e and p["tid"] == e["tid"] and p["ts"] < e["ts"]
-                             and p["ts"] + p["dur"] >= e["ts"] + e["dur"]), None)
-            child = next(e for e in labels if e["name"] in names and parent_of(e) is not None)
-            parent = parent_of(child)
-            child["dur"] = parent["ts"] + parent["dur"] + 1000 - child["ts"]
+            # A label nested in another one on its track, made to end 1 us
+            # after that parent: a partial overlap whatever the two
+            # durations. The parent must begin strictly before it:
+            # stretched, a label that begins on its parent's tick would
+            # contain it instead.
+            for label in nested:
+                child, parent = label_zone(ev, label["id"]), label_zone(ev, label["parent"])
+                if parent["ts"] < child["ts"]:
+                    child["dur"] = parent["ts"] + parent["dur"] + 1000 - child["ts"]
+                    return
+            raise LookupError("no nested label begins after its parent")
         out.append(("a label partially overlapping its parent", overlap))
 
         def child_first(ev):
             # A child that begins on its parent's tick, written before it.
-            label = next(l for l in truth["labels"] if l["parent"] >= 0)
-            parent_name = next(x["name"] for x in truth["labels"] if x["id"] == label["parent"])
-            child = first(ev, lambda e: level(e, "label") and e["name"] == label["name"])
-            parent = first(ev, lambda e: level(e, "label") and e["name"] == parent_name)
+            child, parent = label_zone(ev, nested[0]["id"]), label_zone(ev, nested[0]["parent"])
             end = child["ts"] + child["dur"]
             child["ts"] = parent["ts"]
             child["dur"] = end - parent["ts"]
