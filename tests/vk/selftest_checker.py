@@ -157,11 +157,15 @@ def synthesize(truth):
             else:
                 at[(what, key)] = ts
         for b, batch in enumerate(c["batches"]):
+            if batch.get("batch_untimed"):
+                continue  # a protected batch: no zones at all
             s0, s1 = at[("submit", b)], at[("submit_end", b)]
             api = "vkQueueSubmit2" if c["api"] == "vkQueueSubmit2KHR" else c["api"]
-            ev.append(x_event(api, "gpu", pid, tid, s0, s1,
-                              {"level": "submit", "batch": b, "cmdbufs": len(batch["cmdbufs"])}))
-            for j, name in enumerate(batch["cmdbufs"]):
+            sub = x_event(api, "gpu", pid, tid, s0, s1,
+                          {"level": "submit", "batch": b, "cmdbufs": len(batch["cmdbufs"])})
+            sub["_call"] = c["index"]  # for the mutations; not written
+            ev.append(sub)
+            for j, name in run_case.timed_cmdbufs(batch):
                 z = x_event(name, "gpu", pid, tid, at[("cmdbuf", (b, j))], at[("cmdbuf_end", (b, j))],
                             {"level": "cmdbuf"})
                 z["_exec"] = [c["index"], b, j]  # for the mutations; not written
@@ -177,10 +181,9 @@ def synthesize(truth):
             waits[key] = max(waits.get(key, 0), c["host_return_ns"])
     for (wname, wtid, done), start in waits.items():
         ev.append(x_event(wname, "cpu", pid, wtid, start + 1, done - 1))
-    dropped = 0
+    dropped = run_case.expected_drops(truth)  # what the layer cannot time: no zone, one drop
     for l in labels:
         if l.get("absent"):
-            dropped += 1  # the layer cannot time it: no zone, one drop
             continue
         t = label_ts[l["id"]]
         z = x_event(l["name"], "gpu", pid, qtid[l["queue"]] + 1, t["b"], t["e"], {"level": "label"})
@@ -193,6 +196,22 @@ def synthesize(truth):
              "args": {"zones_produced": written + dropped, "zones_written": written,
                       "zones_dropped": dropped, "items_dropped": 0}}
     return meta + ev + [total]
+
+
+REASON_TEXT = {  # a phrase of the layer's own line for each reason (vk_device.c)
+    "simultaneous": "recorded in SIMULTANEOUS_USE command buffers",
+    "suspended": "between a render pass suspended at the end of one command buffer and its resumption",
+    "protected": "recorded in protected command buffers",
+}
+
+
+def summary_lines(truth):
+    """The summary's lines for what the layer cannot time, as a correct
+    layer prints them (one device)."""
+    device = truth["queues"][0]["device_name"] if truth["queues"] else "?"
+    kinds = {"label": "debug-label", "cmdbuf": "submission and command buffer"}
+    return ["gpuzones: %d %s zones on %s were not timed: %s" % (n, kinds[kind], device, REASON_TEXT[reason])
+            for (kind, reason), n in sorted(run_case.untimed_counts(truth).items())]
 
 
 def write_trace(events, path, cut=None):
@@ -216,13 +235,15 @@ def write_trace(events, path, cut=None):
 # ---- running the checks ---------------------------------------------------------------
 
 
-def check(truth, path, complete=True):
+def check(truth, path, complete=True, summary=None):
     ck = run_case.Checks()
     t = gztrace.load(path)
     run_case.check_generic(ck, t, truth["pid"], require_complete=complete)
     if complete:
         run_case.check_totals(ck, t, run_case.expected_drops(truth))
         run_case.check_against_truth(ck, t, truth, run_case.DEFAULT_GPU_SLACK_NS)
+        lines = summary_lines(truth) if summary is None else summary
+        run_case.check_untimed_summary(ck, truth, "\n".join(lines))
     return ck
 
 
@@ -287,9 +308,14 @@ def mutations(truth):
     """(what, function that breaks a copy of the events)"""
     out = []
 
-    def drop_cmdbuf(ev):
-        ev.remove(first(ev, lambda e: level(e, "cmdbuf")))
-    out.append(("a missing command buffer zone", drop_cmdbuf))
+    if any(level(e, "cmdbuf") for e in synthesize(truth)):
+        def drop_cmdbuf(ev):
+            ev.remove(first(ev, lambda e: level(e, "cmdbuf")))
+        out.append(("a missing command buffer zone", drop_cmdbuf))
+
+        def cmdbuf_wrong_name(ev):
+            first(ev, lambda e: level(e, "cmdbuf"))["name"] = "not the name"
+        out.append(("a wrongly named command buffer", cmdbuf_wrong_name))
 
     def early_submit(ev):
         c = truth["calls"][0]
@@ -309,10 +335,6 @@ def mutations(truth):
     def drop_flow(ev):
         ev.remove(first(ev, lambda e: e.get("ph") == "f"))
     out.append(("a missing flow end", drop_flow))
-
-    def cmdbuf_wrong_name(ev):
-        first(ev, lambda e: level(e, "cmdbuf"))["name"] = "not the name"
-    out.append(("a wrongly named command buffer", cmdbuf_wrong_name))
 
     def zero_dur(ev):
         first(ev, lambda e: level(e, "submit"))["dur"] = 0
@@ -427,6 +449,36 @@ def mutations(truth):
             z["dur"] = 1
         out.append(("label %r just after the execution that recorded it" % cand["name"], outside))
 
+    untimed_cmdbuf = next(((c, b, j, batch) for c in truth["calls"] for b, batch in enumerate(c["batches"])
+                           if not batch.get("batch_untimed")
+                           for j, u in enumerate(batch.get("untimed") or []) if u), None)
+    if untimed_cmdbuf is not None:
+        def timed_anyway(ev):
+            # a zone for a command buffer the layer cannot time (the batch's
+            # zones all there, in order; its drop uncounted)
+            c, b, j, batch = untimed_cmdbuf
+            sub = [e for e in ev if level(e, "submit") and e["_call"] == c["index"] and e["args"]["batch"] == b][0]
+            z = x_event(batch["cmdbufs"][j], "gpu", sub["pid"], sub["tid"], sub["ts"] + 1, sub["ts"] + 2,
+                        {"level": "cmdbuf"})
+            ev.insert(ev.index(sub) + 1, z)
+            ev[-1]["args"]["zones_written"] += 1
+            ev[-1]["args"]["zones_dropped"] -= 1
+        out.append(("a zone for a command buffer the layer cannot time", timed_anyway))
+
+    counts = run_case.untimed_counts(truth)
+    if counts:
+        def say_less(lines):
+            return [l.replace("gpuzones: %d " % n, "gpuzones: %d " % (n - 1), 1)
+                    for l, n in zip(lines, [v for _, v in sorted(counts.items())])]
+        out.append(("a summary that counts one untimed zone less", None, say_less))
+        out.append(("a summary without its untimed lines", None, lambda lines: []))
+
+        def other_reason(lines):
+            return lines + ["gpuzones: 1 debug-label zones on x were not timed: a command buffer without "
+                            "SIMULTANEOUS_USE was submitted again while an earlier submission of it was "
+                            "still running"]
+        out.append(("a summary with an untimed reason the truth does not know", None, other_reason))
+
     if truth.get("workload"):
         def slow(ev):
             z = first(ev, lambda e: level(e, "label") and e["name"] == truth["workload"]["label"])
@@ -459,11 +511,12 @@ def selftest_case(program, case, tmp):
         problems += ["%s: a correct trace was rejected: %s" % (case, e) for e in ck.errors[:10]]
     print("%s: correct trace: %s" % (case, ", ".join("%d %s" % (v, k) for k, v in sorted(ck.counts.items()))))
 
-    for what, breaker in mutations(truth):
+    for what, breaker, *summary in mutations(truth):
         ev = copy.deepcopy(good)
-        breaker(ev)
+        if breaker:
+            breaker(ev)
         write_trace(ev, path)
-        ck = check(truth, path)
+        ck = check(truth, path, summary=summary[0](summary_lines(truth)) if summary else None)
         if not ck.errors:
             problems.append("%s: not caught: %s" % (case, what))
 

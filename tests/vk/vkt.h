@@ -121,9 +121,19 @@ uint32_t vkt_memory_type(const struct vkt_device *d, uint32_t bits, VkMemoryProp
 
 /* ---- command buffers with a record of their label operations -------------- */
 
+/* Why the layer cannot time a zone: where the API leaves no room for a
+ * timestamp of its own. The summary says how many, by reason. */
+enum vkt_untimed {
+    VKT_TIMED = 0,
+    VKT_UNTIMED_SIMULTANEOUS, /* a SIMULTANEOUS_USE command buffer may run twice at once */
+    VKT_UNTIMED_SUSPENDED,    /* between a suspended render pass instance and its resumption */
+    VKT_UNTIMED_PROTECTED,    /* a protected command buffer: no queries allowed */
+};
+const char *vkt_untimed_name(enum vkt_untimed why);
+
 struct vkt_label_op {
     bool begin;
-    bool untimed; /* the layer cannot time it: recorded in a SIMULTANEOUS_USE secondary */
+    enum vkt_untimed untimed; /* the layer cannot time it, and why */
     char name[VKT_NAME_MAX];
 };
 
@@ -133,6 +143,16 @@ struct vkt_cmd {
     VkCommandBuffer cb;
     bool secondary;          /* VK_COMMAND_BUFFER_LEVEL_SECONDARY */
     bool simultaneous;       /* recorded with SIMULTANEOUS_USE */
+    bool protected_pool;     /* allocated from a VK_COMMAND_POOL_CREATE_PROTECTED_BIT pool */
+    /* A dynamic render pass instance is suspended here (its resumption
+     * comes later): label operations recorded now have no timestamp.
+     * Set by vkt_cmd_end_rendering, and by a case for a command buffer
+     * that starts by resuming one. */
+    bool suspended;
+    /* Why its command buffer zone cannot be timed: it ends with a render
+     * pass instance suspended (no end of its own), or its first action
+     * resumes one (no begin of its own, and nothing may go before it). */
+    enum vkt_untimed zone_untimed;
     char name[VKT_NAME_MAX]; /* its debug name ("" = none) */
     int nops;
     struct vkt_label_op ops[VKT_MAX_OPS];
@@ -175,6 +195,8 @@ struct vkt_batch {
     int ncmds;
     struct vkt_cmd *cmds[VKT_MAX_CMDS];
 };
+/* A batch of protected command buffers (vkt_cmd.protected_pool) has no
+ * zones at all: the layer may add nothing to it (truth_call_begin). */
 
 /* Submits nbatches batches in one call. chain: batch i+1 waits on a binary
  * semaphore signalled by batch i. Returns the truth call index. */
@@ -198,6 +220,8 @@ void truth_call_done(int call, uint64_t done_ns);
 void truth_queue_done(int queue, uint64_t done_ns);
 /* The queue's family has no timestamps: no track, one warning. */
 void truth_queue_untimed(int queue);
+/* A protected-capable queue (VK_DEVICE_QUEUE_CREATE_PROTECTED_BIT). */
+void truth_queue_protected(int queue);
 void truth_queue_label(int queue, bool begin, const char *name);
 void truth_workload(int call, const char *label, uint64_t iterations);
 void truth_note(const char *key, long long value);

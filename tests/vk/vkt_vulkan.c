@@ -631,6 +631,8 @@ void vkt_cmd_begin(struct vkt_cmd *c, VkCommandBufferUsageFlags flags)
     };
     c->nops = 0; /* begin implicitly resets: the old labels are gone */
     c->simultaneous = (flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0;
+    c->suspended = false;
+    c->zone_untimed = VKT_TIMED;
     VKT_CHECK(vkBeginCommandBuffer(c->cb, &bi));
 }
 
@@ -649,11 +651,17 @@ void vkt_cmd_begin_secondary(struct vkt_cmd *c, VkCommandBufferUsageFlags flags,
     };
     c->nops = 0;
     c->simultaneous = (flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0;
+    c->suspended = false;
+    c->zone_untimed = VKT_TIMED;
     VKT_CHECK(vkBeginCommandBuffer(c->cb, &bi));
 }
 
 void vkt_cmd_end(struct vkt_cmd *c)
 {
+    /* A primary that ends with a render pass instance suspended has no end
+     * timestamp of its own, and none may follow it before the resumption. */
+    if (c->suspended && !c->secondary)
+        c->zone_untimed = VKT_UNTIMED_SUSPENDED;
     VKT_CHECK(vkEndCommandBuffer(c->cb));
 }
 
@@ -673,10 +681,15 @@ static void record_op(struct vkt_cmd *c, bool begin, const char *name)
     if (c->nops == VKT_MAX_OPS)
         vkt_die("too many label operations in one command buffer");
     c->ops[c->nops].begin = begin;
-    /* Two executions of a SIMULTANEOUS_USE command buffer may run at once
-     * and would write the same timestamps: the layer leaves its labels
-     * untimed (and counts them). */
-    c->ops[c->nops].untimed = c->simultaneous;
+    /* Where the layer may write no timestamp, it leaves the label untimed
+     * (and counts it): in a protected command buffer (no queries there), in
+     * a SIMULTANEOUS_USE one (two executions may run at once and would
+     * write the same timestamps), and between a suspended render pass
+     * instance and its resumption. */
+    c->ops[c->nops].untimed = c->protected_pool  ? VKT_UNTIMED_PROTECTED
+                              : c->simultaneous  ? VKT_UNTIMED_SIMULTANEOUS
+                              : c->suspended     ? VKT_UNTIMED_SUSPENDED
+                                                 : VKT_TIMED;
     snprintf(c->ops[c->nops].name, VKT_NAME_MAX, "%s", name ? name : "");
     c->nops++;
 }
