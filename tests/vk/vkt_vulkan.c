@@ -268,6 +268,9 @@ static void create_logical_device(struct vkt_device *d, enum vkt_features feat)
         .queueCount = 1,
         .pQueuePriorities = &prio,
     };
+    VkPhysicalDeviceVulkan11Features f11 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+    };
     VkPhysicalDeviceVulkan13Features f13 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
         .synchronization2 = VK_TRUE,
@@ -332,6 +335,16 @@ static void create_logical_device(struct vkt_device *d, enum vkt_features feat)
     }
     case VKT_FEAT_READONLY: /* below, in create_device_readonly */
         break;
+    case VKT_FEAT_RENDER:
+        f11.multiview = VK_TRUE;
+        f13.dynamicRendering = VK_TRUE;
+        f2.pNext = &f11;
+        f11.pNext = &f12;
+        f12.pNext = &f13;
+        ci.pNext = &f2;
+        d->timeline = true;
+        d->sync2 = true;
+        break;
     case VKT_FEAT_DEBUG_MARKER:
         /* A device extension of VK_LAYER_KHRONOS_validation on lavapipe: the
          * loader accepts it when that layer is enabled, though
@@ -391,6 +404,16 @@ static void create_sync(struct vkt_device *d)
         sci.pNext = &tci;
         VKT_CHECK(vkCreateSemaphore(d->device, &sci, NULL, &d->timeline_sem));
     }
+}
+
+VkPhysicalDevice vkt_physical_device(struct vkt_instance *inst)
+{
+    return first_physical_device(inst->instance);
+}
+
+uint32_t vkt_queue_family(VkPhysicalDevice phys)
+{
+    return compute_family(phys);
 }
 
 struct vkt_device *vkt_device_create(struct vkt_instance *inst, enum vkt_features feat,
