@@ -25,7 +25,8 @@ import gztrace  # noqa: E402
 import run_case  # noqa: E402
 
 CASES = ("onetime", "reuse", "simultaneous", "unsubmitted", "secondary", "threads", "submit", "labels",
-         "instances", "workload", "multiview", "suspend")
+         "instances", "workload", "multiview", "suspend", "secondary-frames",
+         "timeline-wait")
 PID_FAKE_TID_BASE = gztrace.GPU_TID_BASE
 
 

@@ -314,6 +314,8 @@ int case_families(const struct vkt_args *a);
 int case_readonly(const struct vkt_args *a);
 int case_multiview(const struct vkt_args *a);
 int case_suspend(const struct vkt_args *a);
+int case_secondary_frames(const struct vkt_args *a);
+int case_timeline_wait(const struct vkt_args *a);
 
 /* A case returns this when the device lacks what it needs: the program
  * says so and exits with it, which meson reports as a skipped test. */
