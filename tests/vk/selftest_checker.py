@@ -26,7 +26,7 @@ import run_case  # noqa: E402
 
 CASES = ("onetime", "reuse", "simultaneous", "unsubmitted", "secondary", "threads", "submit", "labels",
          "instances", "workload", "multiview", "suspend", "secondary-frames",
-         "timeline-wait")
+         "timeline-wait", "protected")
 PID_FAKE_TID_BASE = gztrace.GPU_TID_BASE
 
 

@@ -58,6 +58,10 @@ enum vkt_features {
                                 chain and its queue infos in read-only memory */
     VKT_FEAT_RENDER,         /* FEATURES2 -> Vulkan11 (multiview) -> Vulkan12 -> Vulkan13
                                 (dynamicRendering, synchronization2); vkt_render_support */
+    VKT_FEAT_PROTECTED,      /* FEATURES2 -> Vulkan11 (protectedMemory) -> Vulkan12 -> Vulkan13
+                                (synchronization2), and a protected-capable queue of the
+                                same family beside the ordinary one
+                                (vkt_device_protected_queue) */
 };
 
 struct vkt_buffer {
@@ -113,6 +117,10 @@ void vkt_device_destroy(struct vkt_device *d);
 struct vkt_device *vkt_device_view(struct vkt_device *base, uint32_t family, uint32_t index,
                                    const char *queue_name, bool timed);
 void vkt_device_view_destroy(struct vkt_device *v);
+/* The protected-capable queue of base's device (created with
+ * VKT_FEAT_PROTECTED), as a view: vkGetDeviceQueue2, its own (unprotected)
+ * pool, fence and semaphores, a truth queue of its own. */
+struct vkt_device *vkt_device_protected_queue(struct vkt_device *base, const char *queue_name);
 /* What vkt_device_create picks: the first physical device, its queue family. */
 VkPhysicalDevice vkt_physical_device(struct vkt_instance *inst);
 uint32_t vkt_queue_family(VkPhysicalDevice phys);
@@ -314,6 +322,7 @@ int case_families(const struct vkt_args *a);
 int case_readonly(const struct vkt_args *a);
 int case_multiview(const struct vkt_args *a);
 int case_suspend(const struct vkt_args *a);
+int case_protected(const struct vkt_args *a);
 int case_secondary_frames(const struct vkt_args *a);
 int case_timeline_wait(const struct vkt_args *a);
 

@@ -37,6 +37,8 @@ static const struct case_entry cases[] = {
                                    "rendering with a view mask" },
     { "suspend", case_suspend, "dynamic rendering suspended in one command buffer, resumed in "
                                "the next" },
+    { "protected", case_protected, "a protected command pool and a protected-capable queue "
+                                   "(needs protectedMemory)" },
     { "secondary-frames", case_secondary_frames, "5: one secondary executed by the one-time "
                                                  "primaries of successive frames" },
     { "timeline-wait", case_timeline_wait, "2: reusable command buffers submitted again after "

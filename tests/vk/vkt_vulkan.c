@@ -345,6 +345,24 @@ static void create_logical_device(struct vkt_device *d, enum vkt_features feat)
         d->timeline = true;
         d->sync2 = true;
         break;
+    case VKT_FEAT_PROTECTED:
+        f11.protectedMemory = VK_TRUE;
+        f2.pNext = &f11;
+        f11.pNext = &f12;
+        f12.pNext = &f13;
+        ci.pNext = &f2;
+        d->timeline = true;
+        d->sync2 = true;
+        /* An ordinary queue and a protected-capable one of the same family
+         * (VUID-VkDeviceCreateInfo-queueFamilyIndex-02802 allows the pair). */
+        queues[ci.queueCreateInfoCount++] = (VkDeviceQueueCreateInfo){
+            .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+            .flags = VK_DEVICE_QUEUE_CREATE_PROTECTED_BIT,
+            .queueFamilyIndex = d->family,
+            .queueCount = 1,
+            .pQueuePriorities = prios,
+        };
+        break;
     case VKT_FEAT_DEBUG_MARKER:
         /* A device extension of VK_LAYER_KHRONOS_validation on lavapipe: the
          * loader accepts it when that layer is enabled, though
@@ -460,6 +478,30 @@ struct vkt_device *vkt_device_view(struct vkt_device *base, uint32_t family, uin
     v->queue_key = truth_add_queue(base->inst->index, v, index, queue_name);
     if (!timed)
         truth_queue_untimed(v->queue_key);
+    v->pool = vkt_pool_create(v, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT);
+    v->timeline_value = 0;
+    create_sync(v);
+    return v;
+}
+
+struct vkt_device *vkt_device_protected_queue(struct vkt_device *base, const char *queue_name)
+{
+    struct vkt_device *v = malloc(sizeof *v);
+    if (!v)
+        vkt_die("out of memory");
+    *v = *base;
+    v->view = true;
+    VkDeviceQueueInfo2 qi = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_INFO_2,
+        .flags = VK_DEVICE_QUEUE_CREATE_PROTECTED_BIT,
+        .queueFamilyIndex = base->family,
+        .queueIndex = 0,
+    };
+    vkGetDeviceQueue2(v->device, &qi, &v->queue);
+    if (queue_name)
+        vkt_set_name(v, VK_OBJECT_TYPE_QUEUE, (uint64_t)(uintptr_t)v->queue, queue_name);
+    v->queue_key = truth_add_queue(base->inst->index, v, 0, queue_name);
+    truth_queue_protected(v->queue_key);
     v->pool = vkt_pool_create(v, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT);
     v->timeline_value = 0;
     create_sync(v);
