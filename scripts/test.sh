@@ -70,7 +70,7 @@ TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
     meson test -C build-tsan --print-errorlogs --num-processes 2 \
     unit_calibration unit_queue unit_track_end unit_tracy tracy-listen-capture \
     vk-onetime vk-reuse vk-simultaneous vk-unsubmitted \
-    vk-secondary vk-threads vk-submit vk-labels vk-instances \
+    vk-secondary vk-threads vk-submit vk-labels vk-instances vk-timeline-wait \
     rel-device-lost rel-out-of-memory rel-calibration-lost rel-fork-exec rel-free-pending \
     rel-signal-vk-int rel-signal-vk-term rel-signal-gl-int rel-output-fifo-stalled \
     load-million-zones cl-layer cl-macros \

@@ -12,7 +12,8 @@ Sample mode (the compute sample, no truth file):
                 --implicit-manifest FILE
 
 Exit status 0 when every check passed, 1 when a check failed, 2 when the
-program could not be run.  Python 3 standard library only.
+program could not be run, 77 (meson's "skipped") when the program says the
+device lacks what the case needs.  Python 3 standard library only.
 """
 
 import argparse
@@ -53,6 +54,10 @@ FLOW_TS_TOLERANCE_NS = 1
 WORKLOAD_TOLERANCE = 0.25
 
 RUN_TIMEOUT_S = 60
+
+# gz-test-vk's exit status for "the device lacks what this case needs", and
+# meson's for a skipped test.
+SKIP_STATUS = 77
 
 # Environment that would change which layers load; the runner sets its own.
 SCRUB_ENV = ("GZ_TEST_APP_LAYERS", "VK_INSTANCE_LAYERS", "VK_LAYER_PATH", "VK_ADD_LAYER_PATH", "VK_LOADER_LAYERS_ENABLE",
@@ -370,12 +375,23 @@ def map_queues(ck, t, truth, slack):
 
 
 def expected_batches(truth, key):
+    """The batches of queue key that have zones (not a protected batch,
+    which the layer may add nothing to)."""
     out = []
     for c in truth["calls"]:
         if c["queue"] == key:
             for b, batch in enumerate(c["batches"]):
-                out.append((c, b, batch))
+                if not batch.get("batch_untimed"):
+                    out.append((c, b, batch))
     return out
+
+
+def timed_cmdbufs(batch):
+    """(index in the batch, zone name) of the command buffers whose zones
+    the layer can time: not one that ends with a render pass instance
+    suspended, nor one whose first action resumes it."""
+    untimed = batch.get("untimed") or [None] * len(batch["cmdbufs"])
+    return [(j, n) for j, (n, u) in enumerate(zip(batch["cmdbufs"], untimed)) if not u]
 
 
 def match_submits(ck, t, truth, key, tid, slack):
@@ -427,9 +443,12 @@ def check_submit_zone(ck, t, c, b, batch, z, slack, executions=None):
     names = [k["name"] for k in kids]
     levels = {k.get("args", {}).get("level") for k in kids}
     ck.expect(levels <= {"cmdbuf"}, "%s: zones of level %s inside the submit zone" % (where, levels - {"cmdbuf"}))
-    if ck.expect(names == batch["cmdbufs"], "%s: command buffer zones %s, expected %s"
-                 % (where, names, batch["cmdbufs"])) and executions is not None:
-        for j, k in enumerate(kids):
+    timed = timed_cmdbufs(batch)
+    want = [n for _, n in timed]
+    if ck.expect(names == want, "%s: command buffer zones %s, expected %s%s"
+                 % (where, names, want, " (of %s; the others cannot be timed)" % batch["cmdbufs"]
+                    if len(want) < len(batch["cmdbufs"]) else "")) and executions is not None:
+        for (j, _), k in zip(timed, kids):
             executions[(c["index"], b, j)] = k
     for k in kids:
         ck.expect(k["_dur"] > 0, "%s: %s has no duration" % (where, gztrace.describe(k)))
@@ -481,11 +500,86 @@ def check_wait_zone(ck, t, c):
         ck.count("cpu wait zones")
 
 
+def untimed_counts(truth):
+    """What the layer cannot time, by kind ("label" or "cmdbuf": submission
+    and command buffer zones) and reason, as the truth says: labels it marks
+    absent (recorded in a SIMULTANEOUS_USE or protected command buffer, or
+    between a suspended render pass instance and its resumption), command
+    buffer zones without a begin or an end of their own (a suspension, a
+    resumption), and every zone of a protected batch."""
+    out = {}
+    for l in truth["labels"]:
+        if l.get("absent") and l["begin_call"] >= 0 and l["end_call"] >= 0:
+            key = ("label", l.get("untimed") or "simultaneous")
+            out[key] = out.get(key, 0) + 1
+    for c in truth["calls"]:
+        for batch in c["batches"]:
+            if batch.get("batch_untimed"):
+                key = ("cmdbuf", batch["batch_untimed"])
+                out[key] = out.get(key, 0) + 1 + len(batch["cmdbufs"])
+                continue
+            for u in batch.get("untimed") or []:
+                if u:
+                    out[("cmdbuf", u)] = out.get(("cmdbuf", u), 0) + 1
+    return out
+
+
 def expected_drops(truth):
-    """Zones the layer must count as dropped: labels it cannot time (the
-    truth marks them absent: recorded in a SIMULTANEOUS_USE command buffer,
-    which may run twice at once). One drop each."""
-    return sum(1 for l in truth["labels"] if l.get("absent") and l["begin_call"] >= 0 and l["end_call"] >= 0)
+    """Zones the layer must count as dropped: every zone it cannot time
+    (untimed_counts), one drop each."""
+    return sum(untimed_counts(truth).values())
+
+
+# The summary's lines for zones the layer could not time (vk_device.c), and
+# the reason each one gives, by a phrase of it (the first that matches: a
+# reused recording's line names SIMULTANEOUS_USE too).
+UNTIMED_LINE = re.compile(r"^gpuzones: (\d+) (debug-label|submission and command buffer) zones on (.+) "
+                          r"were not timed: (.*)$")
+UNTIMED_REASONS = (
+    ("submitted again while", "reused"),
+    ("SIMULTANEOUS_USE", "simultaneous"),
+    ("suspended", "suspended"),
+    ("protected", "protected"),
+    ("multiview", "multiview"),
+    ("queue family without usable timestamps", "family"),
+    ("exhausted", "pool"),
+    ("more timestamps in one command buffer", "too_many"),
+)
+
+
+def said_untimed(ck, err):
+    """(kind, reason) -> count, summed over devices, from the summary."""
+    out = {}
+    for line in err.splitlines():
+        m = UNTIMED_LINE.match(line)
+        if not m:
+            continue
+        reason = next((r for phrase, r in UNTIMED_REASONS if phrase in m.group(4)), None)
+        if not ck.expect(reason is not None, "the summary gives a reason the checker does not know: %r" % line):
+            continue
+        key = ("label" if m.group(2) == "debug-label" else "cmdbuf", reason)
+        out[key] = out.get(key, 0) + int(m.group(1))
+    return out
+
+
+def check_untimed_summary(ck, truth, err, expect="all"):
+    """The summary says how many zones were not timed and why, exactly as
+    many as the truth knows the layer cannot time, and nothing else (no
+    timestamps lost for reasons a correct program never gives: a full
+    pool, a reused recording). Queue families without timestamps are the
+    fault runs' to check."""
+    want = untimed_counts(truth)
+    got = said_untimed(ck, err)
+    ignore = {"family"} if expect == "no-zones" or any(not q.get("timed", True) for q in truth["queues"]) else set()
+    kinds = {"label": "debug-label zones", "cmdbuf": "submission and command buffer zones"}
+    for key in sorted(set(want) | set(got)):
+        if key[1] in ignore:
+            continue
+        ck.expect(want.get(key, 0) == got.get(key, 0),
+                  "the summary says %d %s were not timed (%s), expected %d"
+                  % (got.get(key, 0), kinds[key[0]], key[1], want.get(key, 0)))
+        if want.get(key):
+            ck.count("untimed %s (%s) in the summary" % (kinds[key[0]], key[1]), want[key])
 
 
 def check_labels(ck, t, truth, key, label_tid, slack, executions=None):
@@ -691,6 +785,11 @@ def mode_case(args):
     rc, out, err = run(cmd, env, tmp)
     with open(os.path.join(tmp, "stderr.txt"), "w") as f:
         f.write(err)
+    if rc == SKIP_STATUS:
+        print(out.strip())
+        print("%s: SKIP" % title)
+        shutil.rmtree(tmp, ignore_errors=True)
+        return SKIP_STATUS
     if rc != 0:
         print(out + tail(err))
         print("%s: FAILED: the program exited with status %d; files kept in %s" % (title, rc, tmp))
@@ -716,6 +815,7 @@ def mode_case(args):
     check_generic(ck, t, truth["pid"])
     check_totals(ck, t, 0 if args.expect == "no-zones" else expected_drops(truth))
     check_against_truth(ck, t, truth, args.slack_us * 1000, args.expect, args.validation)
+    check_untimed_summary(ck, truth, err, args.expect)
     check_fault_expectation(ck, t, truth, err, args.expect)
     return finish(ck, title, tmp, args.keep)
 

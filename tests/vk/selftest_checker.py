@@ -25,7 +25,8 @@ import gztrace  # noqa: E402
 import run_case  # noqa: E402
 
 CASES = ("onetime", "reuse", "simultaneous", "unsubmitted", "secondary", "threads", "submit", "labels",
-         "instances", "workload")
+         "instances", "workload", "multiview", "suspend", "secondary-frames",
+         "timeline-wait", "protected")
 PID_FAKE_TID_BASE = gztrace.GPU_TID_BASE
 
 
@@ -157,11 +158,15 @@ def synthesize(truth):
             else:
                 at[(what, key)] = ts
         for b, batch in enumerate(c["batches"]):
+            if batch.get("batch_untimed"):
+                continue  # a protected batch: no zones at all
             s0, s1 = at[("submit", b)], at[("submit_end", b)]
             api = "vkQueueSubmit2" if c["api"] == "vkQueueSubmit2KHR" else c["api"]
-            ev.append(x_event(api, "gpu", pid, tid, s0, s1,
-                              {"level": "submit", "batch": b, "cmdbufs": len(batch["cmdbufs"])}))
-            for j, name in enumerate(batch["cmdbufs"]):
+            sub = x_event(api, "gpu", pid, tid, s0, s1,
+                          {"level": "submit", "batch": b, "cmdbufs": len(batch["cmdbufs"])})
+            sub["_call"] = c["index"]  # for the mutations; not written
+            ev.append(sub)
+            for j, name in run_case.timed_cmdbufs(batch):
                 z = x_event(name, "gpu", pid, tid, at[("cmdbuf", (b, j))], at[("cmdbuf_end", (b, j))],
                             {"level": "cmdbuf"})
                 z["_exec"] = [c["index"], b, j]  # for the mutations; not written
@@ -177,10 +182,9 @@ def synthesize(truth):
             waits[key] = max(waits.get(key, 0), c["host_return_ns"])
     for (wname, wtid, done), start in waits.items():
         ev.append(x_event(wname, "cpu", pid, wtid, start + 1, done - 1))
-    dropped = 0
+    dropped = run_case.expected_drops(truth)  # what the layer cannot time: no zone, one drop
     for l in labels:
         if l.get("absent"):
-            dropped += 1  # the layer cannot time it: no zone, one drop
             continue
         t = label_ts[l["id"]]
         z = x_event(l["name"], "gpu", pid, qtid[l["queue"]] + 1, t["b"], t["e"], {"level": "label"})
@@ -193,6 +197,22 @@ def synthesize(truth):
              "args": {"zones_produced": written + dropped, "zones_written": written,
                       "zones_dropped": dropped, "items_dropped": 0}}
     return meta + ev + [total]
+
+
+REASON_TEXT = {  # a phrase of the layer's own line for each reason (vk_device.c)
+    "simultaneous": "recorded in SIMULTANEOUS_USE command buffers",
+    "suspended": "between a render pass suspended at the end of one command buffer and its resumption",
+    "protected": "recorded in protected command buffers",
+}
+
+
+def summary_lines(truth):
+    """The summary's lines for what the layer cannot time, as a correct
+    layer prints them (one device)."""
+    device = truth["queues"][0]["device_name"] if truth["queues"] else "?"
+    kinds = {"label": "debug-label", "cmdbuf": "submission and command buffer"}
+    return ["gpuzones: %d %s zones on %s were not timed: %s" % (n, kinds[kind], device, REASON_TEXT[reason])
+            for (kind, reason), n in sorted(run_case.untimed_counts(truth).items())]
 
 
 def write_trace(events, path, cut=None):
@@ -216,13 +236,15 @@ def write_trace(events, path, cut=None):
 # ---- running the checks ---------------------------------------------------------------
 
 
-def check(truth, path, complete=True):
+def check(truth, path, complete=True, summary=None):
     ck = run_case.Checks()
     t = gztrace.load(path)
     run_case.check_generic(ck, t, truth["pid"], require_complete=complete)
     if complete:
         run_case.check_totals(ck, t, run_case.expected_drops(truth))
         run_case.check_against_truth(ck, t, truth, run_case.DEFAULT_GPU_SLACK_NS)
+        lines = summary_lines(truth) if summary is None else summary
+        run_case.check_untimed_summary(ck, truth, "\n".join(lines))
     return ck
 
 
@@ -287,9 +309,14 @@ def mutations(truth):
     """(what, function that breaks a copy of the events)"""
     out = []
 
-    def drop_cmdbuf(ev):
-        ev.remove(first(ev, lambda e: level(e, "cmdbuf")))
-    out.append(("a missing command buffer zone", drop_cmdbuf))
+    if any(level(e, "cmdbuf") for e in synthesize(truth)):
+        def drop_cmdbuf(ev):
+            ev.remove(first(ev, lambda e: level(e, "cmdbuf")))
+        out.append(("a missing command buffer zone", drop_cmdbuf))
+
+        def cmdbuf_wrong_name(ev):
+            first(ev, lambda e: level(e, "cmdbuf"))["name"] = "not the name"
+        out.append(("a wrongly named command buffer", cmdbuf_wrong_name))
 
     def early_submit(ev):
         c = truth["calls"][0]
@@ -309,10 +336,6 @@ def mutations(truth):
     def drop_flow(ev):
         ev.remove(first(ev, lambda e: e.get("ph") == "f"))
     out.append(("a missing flow end", drop_flow))
-
-    def cmdbuf_wrong_name(ev):
-        first(ev, lambda e: level(e, "cmdbuf"))["name"] = "not the name"
-    out.append(("a wrongly named command buffer", cmdbuf_wrong_name))
 
     def zero_dur(ev):
         first(ev, lambda e: level(e, "submit"))["dur"] = 0
@@ -345,30 +368,27 @@ def mutations(truth):
         ev.remove(first(ev, lambda e: level(e, "submit")))
     out.append(("a written zone missing from the file", unwritten))
 
-    if any(l["parent"] >= 0 for l in truth["labels"]):
+    # labels nested in a label that has a zone too (an absent one has none)
+    timed_ids = {l["id"] for l in timed_labels(truth)}
+    nested = [l for l in timed_labels(truth) if l["parent"] in timed_ids]
+    if nested:
         def overlap(ev):
-            # A label that is nested in another one on its track (names may
-            # repeat at the top level elsewhere, e.g. on another thread's
-            # command buffer), made to end 1 us after that parent: a partial
-            # overlap whatever the two durations.
-            names = {l["name"] for l in truth["labels"] if l["parent"] >= 0}
-            labels = [e for e in ev if level(e, "label")]
-            # The parent must begin strictly before it: stretched, a label
-            # that begins on its parent's tick would contain it instead.
-            def parent_of(e):
-                return next((p for p in labels if p is not e and p["tid"] == e["tid"] and p["ts"] < e["ts"]
-                             and p["ts"] + p["dur"] >= e["ts"] + e["dur"]), None)
-            child = next(e for e in labels if e["name"] in names and parent_of(e) is not None)
-            parent = parent_of(child)
-            child["dur"] = parent["ts"] + parent["dur"] + 1000 - child["ts"]
+            # A label nested in another one on its track, made to end 1 us
+            # after that parent: a partial overlap whatever the two
+            # durations. The parent must begin strictly before it:
+            # stretched, a label that begins on its parent's tick would
+            # contain it instead.
+            for label in nested:
+                child, parent = label_zone(ev, label["id"]), label_zone(ev, label["parent"])
+                if parent["ts"] < child["ts"]:
+                    child["dur"] = parent["ts"] + parent["dur"] + 1000 - child["ts"]
+                    return
+            raise LookupError("no nested label begins after its parent")
         out.append(("a label partially overlapping its parent", overlap))
 
         def child_first(ev):
             # A child that begins on its parent's tick, written before it.
-            label = next(l for l in truth["labels"] if l["parent"] >= 0)
-            parent_name = next(x["name"] for x in truth["labels"] if x["id"] == label["parent"])
-            child = first(ev, lambda e: level(e, "label") and e["name"] == label["name"])
-            parent = first(ev, lambda e: level(e, "label") and e["name"] == parent_name)
+            child, parent = label_zone(ev, nested[0]["id"]), label_zone(ev, nested[0]["parent"])
             end = child["ts"] + child["dur"]
             child["ts"] = parent["ts"]
             child["dur"] = end - parent["ts"]
@@ -430,6 +450,36 @@ def mutations(truth):
             z["dur"] = 1
         out.append(("label %r just after the execution that recorded it" % cand["name"], outside))
 
+    untimed_cmdbuf = next(((c, b, j, batch) for c in truth["calls"] for b, batch in enumerate(c["batches"])
+                           if not batch.get("batch_untimed")
+                           for j, u in enumerate(batch.get("untimed") or []) if u), None)
+    if untimed_cmdbuf is not None:
+        def timed_anyway(ev):
+            # a zone for a command buffer the layer cannot time (the batch's
+            # zones all there, in order; its drop uncounted)
+            c, b, j, batch = untimed_cmdbuf
+            sub = [e for e in ev if level(e, "submit") and e["_call"] == c["index"] and e["args"]["batch"] == b][0]
+            z = x_event(batch["cmdbufs"][j], "gpu", sub["pid"], sub["tid"], sub["ts"] + 1, sub["ts"] + 2,
+                        {"level": "cmdbuf"})
+            ev.insert(ev.index(sub) + 1, z)
+            ev[-1]["args"]["zones_written"] += 1
+            ev[-1]["args"]["zones_dropped"] -= 1
+        out.append(("a zone for a command buffer the layer cannot time", timed_anyway))
+
+    counts = run_case.untimed_counts(truth)
+    if counts:
+        def say_less(lines):
+            return [l.replace("gpuzones: %d " % n, "gpuzones: %d " % (n - 1), 1)
+                    for l, n in zip(lines, [v for _, v in sorted(counts.items())])]
+        out.append(("a summary that counts one untimed zone less", None, say_less))
+        out.append(("a summary without its untimed lines", None, lambda lines: []))
+
+        def other_reason(lines):
+            return lines + ["gpuzones: 1 debug-label zones on x were not timed: a command buffer without "
+                            "SIMULTANEOUS_USE was submitted again while an earlier submission of it was "
+                            "still running"]
+        out.append(("a summary with an untimed reason the truth does not know", None, other_reason))
+
     if truth.get("workload"):
         def slow(ev):
             z = first(ev, lambda e: level(e, "label") and e["name"] == truth["workload"]["label"])
@@ -449,6 +499,9 @@ def selftest_case(program, case, tmp):
     env["VK_ICD_FILENAMES"] = run_case.LAVAPIPE_ICD
     p = subprocess.run([program, "--case", case, "--truth", truth_path], env=env, cwd=tmp,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=run_case.RUN_TIMEOUT_S)
+    if p.returncode == run_case.SKIP_STATUS:
+        print("%s: skipped: %s" % (case, p.stdout.decode().strip().splitlines()[0]))
+        return []
     if p.returncode != 0:
         return ["%s: program failed (%d): %s" % (case, p.returncode, p.stderr.decode()[-2000:])]
     truth = run_case.load_truth(truth_path)
@@ -462,11 +515,12 @@ def selftest_case(program, case, tmp):
         problems += ["%s: a correct trace was rejected: %s" % (case, e) for e in ck.errors[:10]]
     print("%s: correct trace: %s" % (case, ", ".join("%d %s" % (v, k) for k, v in sorted(ck.counts.items()))))
 
-    for what, breaker in mutations(truth):
+    for what, breaker, *summary in mutations(truth):
         ev = copy.deepcopy(good)
-        breaker(ev)
+        if breaker:
+            breaker(ev)
         write_trace(ev, path)
-        ck = check(truth, path)
+        ck = check(truth, path, summary=summary[0](summary_lines(truth)) if summary else None)
         if not ck.errors:
             problems.append("%s: not caught: %s" % (case, what))
 

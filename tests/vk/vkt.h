@@ -56,6 +56,12 @@ enum vkt_features {
                                 queue of each other family (vkt_device_view) */
     VKT_FEAT_READONLY,       /* FEATURES2_V12 (hostQueryReset off), the create info, its
                                 chain and its queue infos in read-only memory */
+    VKT_FEAT_RENDER,         /* FEATURES2 -> Vulkan11 (multiview) -> Vulkan12 -> Vulkan13
+                                (dynamicRendering, synchronization2); vkt_render_support */
+    VKT_FEAT_PROTECTED,      /* FEATURES2 -> Vulkan11 (protectedMemory) -> Vulkan12 -> Vulkan13
+                                (synchronization2), and a protected-capable queue of the
+                                same family beside the ordinary one
+                                (vkt_device_protected_queue) */
 };
 
 struct vkt_buffer {
@@ -111,6 +117,13 @@ void vkt_device_destroy(struct vkt_device *d);
 struct vkt_device *vkt_device_view(struct vkt_device *base, uint32_t family, uint32_t index,
                                    const char *queue_name, bool timed);
 void vkt_device_view_destroy(struct vkt_device *v);
+/* The protected-capable queue of base's device (created with
+ * VKT_FEAT_PROTECTED), as a view: vkGetDeviceQueue2, its own (unprotected)
+ * pool, fence and semaphores, a truth queue of its own. */
+struct vkt_device *vkt_device_protected_queue(struct vkt_device *base, const char *queue_name);
+/* What vkt_device_create picks: the first physical device, its queue family. */
+VkPhysicalDevice vkt_physical_device(struct vkt_instance *inst);
+uint32_t vkt_queue_family(VkPhysicalDevice phys);
 void vkt_set_name(struct vkt_device *d, VkObjectType type, uint64_t handle, const char *name);
 void vkt_buffer_create(struct vkt_device *d, VkDeviceSize size, VkBufferUsageFlags usage,
                        bool host_visible, struct vkt_buffer *b);
@@ -121,9 +134,19 @@ uint32_t vkt_memory_type(const struct vkt_device *d, uint32_t bits, VkMemoryProp
 
 /* ---- command buffers with a record of their label operations -------------- */
 
+/* Why the layer cannot time a zone: where the API leaves no room for a
+ * timestamp of its own. The summary says how many, by reason. */
+enum vkt_untimed {
+    VKT_TIMED = 0,
+    VKT_UNTIMED_SIMULTANEOUS, /* a SIMULTANEOUS_USE command buffer may run twice at once */
+    VKT_UNTIMED_SUSPENDED,    /* between a suspended render pass instance and its resumption */
+    VKT_UNTIMED_PROTECTED,    /* a protected command buffer: no queries allowed */
+};
+const char *vkt_untimed_name(enum vkt_untimed why);
+
 struct vkt_label_op {
     bool begin;
-    bool untimed; /* the layer cannot time it: recorded in a SIMULTANEOUS_USE secondary */
+    enum vkt_untimed untimed; /* the layer cannot time it, and why */
     char name[VKT_NAME_MAX];
 };
 
@@ -133,6 +156,16 @@ struct vkt_cmd {
     VkCommandBuffer cb;
     bool secondary;          /* VK_COMMAND_BUFFER_LEVEL_SECONDARY */
     bool simultaneous;       /* recorded with SIMULTANEOUS_USE */
+    bool protected_pool;     /* allocated from a VK_COMMAND_POOL_CREATE_PROTECTED_BIT pool */
+    /* A dynamic render pass instance is suspended here (its resumption
+     * comes later): label operations recorded now have no timestamp.
+     * Set by vkt_cmd_end_rendering, and by a case for a command buffer
+     * that starts by resuming one. */
+    bool suspended;
+    /* Why its command buffer zone cannot be timed: it ends with a render
+     * pass instance suspended (no end of its own), or its first action
+     * resumes one (no begin of its own, and nothing may go before it). */
+    enum vkt_untimed zone_untimed;
     char name[VKT_NAME_MAX]; /* its debug name ("" = none) */
     int nops;
     struct vkt_label_op ops[VKT_MAX_OPS];
@@ -159,6 +192,64 @@ void vkt_cmd_work(struct vkt_cmd *c, uint32_t add);
 void vkt_cmd_spin(struct vkt_cmd *c, uint32_t groups, uint32_t iterations, uint32_t seed);
 void vkt_cmd_copy_result(struct vkt_cmd *c);
 
+/* ---- rendering (vkt_render.c) -------------------------------------------- */
+
+/* Color images of `layers` array layers, one view over all of them, and a
+ * render pass of `subpasses` subpasses, subpass i drawing into image i
+ * (view masks[i]: multiview when not 0; NULL: no multiview, one image). */
+#define VKT_RT_SIZE 16
+#define VKT_RT_FORMAT VK_FORMAT_R8G8B8A8_UNORM
+#define VKT_MAX_SUBPASSES 4
+struct vkt_target {
+    int nimages;
+    uint32_t layers;
+    VkImage images[VKT_MAX_SUBPASSES];
+    VkDeviceMemory memory[VKT_MAX_SUBPASSES];
+    VkImageView views[VKT_MAX_SUBPASSES];
+    VkRenderPass pass; /* VK_NULL_HANDLE: dynamic rendering only */
+    VkFramebuffer fb;
+};
+/* Whether the queue family of d draws (graphics). */
+bool vkt_family_has_graphics(const struct vkt_device *d);
+/* Multiview and dynamic rendering: what the device offers (VKT_FEAT_RENDER
+ * enables them). max_views: maxMultiviewViewCount. */
+void vkt_render_support(VkPhysicalDevice phys, bool *multiview, bool *dynamic_rendering,
+                        uint32_t *max_views);
+/* One image of `layers` layers, no render pass. */
+void vkt_target_images(struct vkt_device *d, int nimages, uint32_t layers, struct vkt_target *t);
+/* A render pass with vkCreateRenderPass (+ VkRenderPassMultiviewCreateInfo
+ * when masks) or, when v2, vkCreateRenderPass2 (VkSubpassDescription2's
+ * viewMask), and its framebuffer; t->nimages subpasses. */
+void vkt_target_render_pass(struct vkt_device *d, struct vkt_target *t, const uint32_t *masks,
+                            bool v2);
+void vkt_target_destroy(struct vkt_device *d, struct vkt_target *t);
+/* Render pass instances of t->pass: vkCmd*RenderPass, or the *2 forms. */
+void vkt_cmd_begin_render_pass(struct vkt_cmd *c, const struct vkt_target *t,
+                               VkSubpassContents contents, bool v2);
+void vkt_cmd_next_subpass(struct vkt_cmd *c, VkSubpassContents contents, bool v2);
+void vkt_cmd_end_render_pass(struct vkt_cmd *c, bool v2);
+/* The images to COLOR_ATTACHMENT_OPTIMAL (a barrier: an action command). */
+void vkt_cmd_target_layout(struct vkt_cmd *c, const struct vkt_target *t);
+/* Clears the whole attachment `attachment` of the subpass or rendering
+ * instance c is in (vkCmdClearAttachments, one layer: in a multiview one
+ * each view's). */
+void vkt_cmd_clear(struct vkt_cmd *c, uint32_t attachment, float shade);
+/* Dynamic rendering into image i of t (loadOp CLEAR unless resuming). */
+void vkt_cmd_begin_rendering(struct vkt_cmd *c, const struct vkt_target *t, int i,
+                             VkRenderingFlags flags, uint32_t view_mask);
+/* suspending: the instance was begun with VK_RENDERING_SUSPENDING_BIT. */
+void vkt_cmd_end_rendering(struct vkt_cmd *c, bool suspending);
+/* vkt_cmd_begin for a command buffer whose first action resumes the render
+ * pass instance the one before it suspended: until then its label
+ * operations have no timestamp, nor has its command buffer zone a begin. */
+void vkt_cmd_begin_resuming(struct vkt_cmd *c, VkCommandBufferUsageFlags flags);
+/* A secondary that continues subpass `subpass` of t's render pass, or a
+ * dynamic render pass instance of view_mask (RENDER_PASS_CONTINUE added). */
+void vkt_cmd_begin_secondary_subpass(struct vkt_cmd *s, VkCommandBufferUsageFlags flags,
+                                     const struct vkt_target *t, uint32_t subpass);
+void vkt_cmd_begin_secondary_rendering(struct vkt_cmd *s, VkCommandBufferUsageFlags flags,
+                                       uint32_t view_mask);
+
 /* ---- submission --------------------------------------------------------- */
 
 enum vkt_api { VKT_SUBMIT1, VKT_SUBMIT2, VKT_SUBMIT2_KHR };
@@ -175,6 +266,8 @@ struct vkt_batch {
     int ncmds;
     struct vkt_cmd *cmds[VKT_MAX_CMDS];
 };
+/* A batch of protected command buffers (vkt_cmd.protected_pool) has no
+ * zones at all: the layer may add nothing to it (truth_call_begin). */
 
 /* Submits nbatches batches in one call. chain: batch i+1 waits on a binary
  * semaphore signalled by batch i. Returns the truth call index. */
@@ -198,6 +291,8 @@ void truth_call_done(int call, uint64_t done_ns);
 void truth_queue_done(int queue, uint64_t done_ns);
 /* The queue's family has no timestamps: no track, one warning. */
 void truth_queue_untimed(int queue);
+/* A protected-capable queue (VK_DEVICE_QUEUE_CREATE_PROTECTED_BIT). */
+void truth_queue_protected(int queue);
 void truth_queue_label(int queue, bool begin, const char *name);
 void truth_workload(int call, const char *label, uint64_t iterations);
 void truth_note(const char *key, long long value);
@@ -225,5 +320,14 @@ int case_simultaneous(const struct vkt_args *a);
 int case_secondary(const struct vkt_args *a);
 int case_families(const struct vkt_args *a);
 int case_readonly(const struct vkt_args *a);
+int case_multiview(const struct vkt_args *a);
+int case_suspend(const struct vkt_args *a);
+int case_protected(const struct vkt_args *a);
+int case_secondary_frames(const struct vkt_args *a);
+int case_timeline_wait(const struct vkt_args *a);
+
+/* A case returns this when the device lacks what it needs: the program
+ * says so and exits with it, which meson reports as a skipped test. */
+#define VKT_SKIP 77
 
 #endif

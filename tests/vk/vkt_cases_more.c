@@ -251,136 +251,17 @@ int case_simultaneous(const struct vkt_args *a)
 
 /* ---- case 5 -------------------------------------------------------------- */
 
-#define RT_SIZE 16
-#define RT_FORMAT VK_FORMAT_R8G8B8A8_UNORM
-
-/* One small color attachment in a one-subpass render pass. */
-struct target {
-    VkImage image;
-    VkDeviceMemory memory;
-    VkImageView view;
-    VkRenderPass pass;
-    VkFramebuffer fb;
-};
-
-static bool family_has_graphics(const struct vkt_device *d)
-{
-    uint32_t n = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(d->phys, &n, NULL);
-    VkQueueFamilyProperties f[16];
-    if (n > 16)
-        n = 16;
-    vkGetPhysicalDeviceQueueFamilyProperties(d->phys, &n, f);
-    return d->family < n && (f[d->family].queueFlags & VK_QUEUE_GRAPHICS_BIT);
-}
-
-static void target_create(struct vkt_device *d, struct target *t)
-{
-    VkFormatProperties fp;
-    vkGetPhysicalDeviceFormatProperties(d->phys, RT_FORMAT, &fp);
-    if (!(fp.optimalTilingFeatures & VK_FORMAT_FEATURE_COLOR_ATTACHMENT_BIT))
-        vkt_die("R8G8B8A8_UNORM is not a color attachment format here");
-    VkImageCreateInfo ici = {
-        .sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
-        .imageType = VK_IMAGE_TYPE_2D,
-        .format = RT_FORMAT,
-        .extent = { RT_SIZE, RT_SIZE, 1 },
-        .mipLevels = 1,
-        .arrayLayers = 1,
-        .samples = VK_SAMPLE_COUNT_1_BIT,
-        .tiling = VK_IMAGE_TILING_OPTIMAL,
-        .usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT,
-        .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
-        .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED,
-    };
-    VKT_CHECK(vkCreateImage(d->device, &ici, NULL, &t->image));
-    VkMemoryRequirements req;
-    vkGetImageMemoryRequirements(d->device, t->image, &req);
-    VkMemoryAllocateInfo ai = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-        .allocationSize = req.size,
-        .memoryTypeIndex = vkt_memory_type(d, req.memoryTypeBits, 0,
-                                           VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT),
-    };
-    VKT_CHECK(vkAllocateMemory(d->device, &ai, NULL, &t->memory));
-    VKT_CHECK(vkBindImageMemory(d->device, t->image, t->memory, 0));
-    VkImageViewCreateInfo vci = {
-        .sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO,
-        .image = t->image,
-        .viewType = VK_IMAGE_VIEW_TYPE_2D,
-        .format = RT_FORMAT,
-        .subresourceRange = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 },
-    };
-    VKT_CHECK(vkCreateImageView(d->device, &vci, NULL, &t->view));
-
-    VkAttachmentDescription att = {
-        .format = RT_FORMAT,
-        .samples = VK_SAMPLE_COUNT_1_BIT,
-        .loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR,
-        .storeOp = VK_ATTACHMENT_STORE_OP_STORE,
-        .stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE,
-        .stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE,
-        .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED,
-        .finalLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-    };
-    VkAttachmentReference ref = { 0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL };
-    VkSubpassDescription sub = {
-        .pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS,
-        .colorAttachmentCount = 1,
-        .pColorAttachments = &ref,
-    };
-    VkRenderPassCreateInfo rci = {
-        .sType = VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO,
-        .attachmentCount = 1,
-        .pAttachments = &att,
-        .subpassCount = 1,
-        .pSubpasses = &sub,
-    };
-    VKT_CHECK(vkCreateRenderPass(d->device, &rci, NULL, &t->pass));
-    VkFramebufferCreateInfo fci = {
-        .sType = VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO,
-        .renderPass = t->pass,
-        .attachmentCount = 1,
-        .pAttachments = &t->view,
-        .width = RT_SIZE,
-        .height = RT_SIZE,
-        .layers = 1,
-    };
-    VKT_CHECK(vkCreateFramebuffer(d->device, &fci, NULL, &t->fb));
-}
-
-static void target_destroy(struct vkt_device *d, struct target *t)
-{
-    vkDestroyFramebuffer(d->device, t->fb, NULL);
-    vkDestroyRenderPass(d->device, t->pass, NULL);
-    vkDestroyImageView(d->device, t->view, NULL);
-    vkDestroyImage(d->device, t->image, NULL);
-    vkFreeMemory(d->device, t->memory, NULL);
-}
-
 /* A secondary that continues the render pass and clears part of the
  * attachment (vkCmdClearAttachments is valid inside a render pass). */
-static void record_clear_secondary(struct vkt_cmd *s, const struct target *t, int k, bool nested)
+static void record_clear_secondary(struct vkt_cmd *s, const struct vkt_target *t, int k, bool nested)
 {
-    VkCommandBufferInheritanceInfo inh = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO,
-        .renderPass = t->pass,
-        .subpass = 0,
-        .framebuffer = t->fb,
-    };
     char label[VKT_NAME_MAX];
-    vkt_cmd_begin_secondary(s, VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT, &inh);
+    vkt_cmd_begin_secondary_subpass(s, 0, t, 0);
     snprintf(label, sizeof label, "Sec clear %d", k);
     vkt_cmd_label_begin(s, label);
     if (nested)
         vkt_cmd_label_begin(s, "Sec clear inner");
-    VkClearAttachment ca = {
-        .aspectMask = VK_IMAGE_ASPECT_COLOR_BIT,
-        .colorAttachment = 0,
-        .clearValue.color.float32 = { 0.25f * (float)k, 0.5f, 0.75f, 1.0f },
-    };
-    VkClearRect rect = { { { 0, 0 }, { RT_SIZE, RT_SIZE } }, 0, 1 };
-    vkCmdClearAttachments(s->cb, 1, &ca, 1, &rect);
+    vkt_cmd_clear(s, 0, 0.25f * (float)k);
     if (nested)
         vkt_cmd_label_end(s);
     vkt_cmd_label_end(s);
@@ -437,23 +318,14 @@ static void record_compute(struct vkt_cmd *p, struct vkt_cmd *s0, struct vkt_cmd
  * SECONDARY_COMMAND_BUFFERS (VkSubpassContents), so its labels go around
  * the render pass instance. */
 static void record_render(struct vkt_cmd *p, struct vkt_cmd *s0, struct vkt_cmd *s1,
-                          const struct target *t)
+                          const struct vkt_target *t)
 {
     record_clear_secondary(s0, t, 0, false);
     record_clear_secondary(s1, t, 1, true);
 
     vkt_cmd_begin(p, 0);
     vkt_cmd_label_begin(p, "Render pass");
-    VkClearValue clear = { .color.float32 = { 0.0f, 0.0f, 0.0f, 1.0f } };
-    VkRenderPassBeginInfo rbi = {
-        .sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO,
-        .renderPass = t->pass,
-        .framebuffer = t->fb,
-        .renderArea = { { 0, 0 }, { RT_SIZE, RT_SIZE } },
-        .clearValueCount = 1,
-        .pClearValues = &clear,
-    };
-    vkCmdBeginRenderPass(p->cb, &rbi, VK_SUBPASS_CONTENTS_SECONDARY_COMMAND_BUFFERS);
+    vkt_cmd_begin_render_pass(p, t, VK_SUBPASS_CONTENTS_SECONDARY_COMMAND_BUFFERS, false);
     struct vkt_cmd *secs[2] = { s0, s1 };
     vkt_cmd_execute(p, 2, secs);
     vkCmdEndRenderPass(p->cb);
@@ -474,11 +346,12 @@ int case_secondary(const struct vkt_args *a)
     vkt_cmd_alloc_secondary(d, d->pool, "secondary compute 1", &sc1);
     record_compute(&pc, &sc0, &sc1);
 
-    bool graphics = family_has_graphics(d);
-    struct target t;
+    bool graphics = vkt_family_has_graphics(d);
+    struct vkt_target t;
     struct vkt_cmd pr, sr0, sr1;
     if (graphics) {
-        target_create(d, &t);
+        vkt_target_images(d, 1, 1, &t);
+        vkt_target_render_pass(d, &t, NULL, false);
         vkt_cmd_alloc(d, d->pool, "primary render", &pr);
         vkt_cmd_alloc_secondary(d, d->pool, "secondary render 0", &sr0);
         vkt_cmd_alloc_secondary(d, d->pool, "secondary render 1", &sr1);
@@ -500,7 +373,7 @@ int case_secondary(const struct vkt_args *a)
         vkt_cmd_free(&pr);
         vkt_cmd_free(&sr0);
         vkt_cmd_free(&sr1);
-        target_destroy(d, &t);
+        vkt_target_destroy(d, &t);
     }
     vkt_cmd_free(&pc);
     vkt_cmd_free(&sc0);

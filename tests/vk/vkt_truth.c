@@ -4,9 +4,13 @@
  * stack belongs to the queue and command buffer label operations are replayed
  * in submission order, so a label begun in one command buffer and ended in a
  * later one is one region.  Labels recorded where the layer leaves them
- * untimed (SIMULTANEOUS_USE command buffers, which may run twice at once) are
- * "absent": they must not be in the trace, and count as dropped zones.
- * The truth never comes from the layer. */
+ * untimed (SIMULTANEOUS_USE command buffers, which may run twice at once;
+ * protected ones; between a suspended render pass instance and its
+ * resumption) are "absent": they must not be in the trace, and count as
+ * dropped zones, by reason.  So are the command buffer zones the layer
+ * cannot time (a command buffer that ends with a render pass instance
+ * suspended, or whose first action resumes one) and every zone of a
+ * protected batch.  The truth never comes from the layer. */
 #define _GNU_SOURCE
 #include "vkt.h"
 
@@ -27,6 +31,7 @@ struct t_queue {
     char device_name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
     char name[VKT_NAME_MAX]; /* debug-utils name of the queue, "" if none */
     bool untimed; /* its family has no timestamps */
+    bool protected_capable; /* created with VK_DEVICE_QUEUE_CREATE_PROTECTED_BIT */
     int last_call;
     int depth;
     int stack[MAX_DEPTH]; /* indices into labels */
@@ -35,6 +40,8 @@ struct t_queue {
 struct t_batch {
     int ncmds;
     char names[VKT_MAX_CMDS][VKT_NAME_MAX];
+    enum vkt_untimed untimed[VKT_MAX_CMDS]; /* why a command buffer zone is not timed */
+    enum vkt_untimed batch_untimed;         /* why the batch has no zones at all */
 };
 
 struct t_call {
@@ -56,6 +63,7 @@ struct t_label {
     int end_call;   /* -1 while open */
     bool queue_label;
     bool absent;    /* begun or ended by an op the layer cannot time: no zone, one drop */
+    enum vkt_untimed untimed; /* why: its begin's reason, else its end's */
     /* the command buffer execution (call, batch, index in the batch) whose
      * label operation began / ended it; call -1 for queue label operations */
     int begin_exec[3];
@@ -141,6 +149,37 @@ int truth_add_queue(int instance, struct vkt_device *d, uint32_t index, const ch
     return q;
 }
 
+const char *vkt_untimed_name(enum vkt_untimed why)
+{
+    switch (why) {
+    case VKT_TIMED:
+        return NULL;
+    case VKT_UNTIMED_SIMULTANEOUS:
+        return "simultaneous";
+    case VKT_UNTIMED_SUSPENDED:
+        return "suspended";
+    case VKT_UNTIMED_PROTECTED:
+        return "protected";
+    }
+    return "?";
+}
+
+static void put_untimed(FILE *f, enum vkt_untimed why)
+{
+    const char *name = vkt_untimed_name(why);
+    if (name)
+        fprintf(f, "\"%s\"", name);
+    else
+        fprintf(f, "null");
+}
+
+void truth_queue_protected(int queue)
+{
+    pthread_mutex_lock(&T.lock);
+    T.queues[queue].protected_capable = true;
+    pthread_mutex_unlock(&T.lock);
+}
+
 void truth_queue_untimed(int queue)
 {
     pthread_mutex_lock(&T.lock);
@@ -172,8 +211,8 @@ void truth_message(const char *severity, const char *type, const char *id, const
 #define NO_EXEC ((const int[3]){ -1, -1, -1 })
 
 /* Called with the lock held. */
-static void label_push(int queue, const char *name, int call, bool queue_label, bool absent,
-                       const int exec[3])
+static void label_push(int queue, const char *name, int call, bool queue_label,
+                       enum vkt_untimed untimed, const int exec[3])
 {
     struct t_queue *tq = &T.queues[queue];
     if (tq->depth == MAX_DEPTH) {
@@ -190,14 +229,15 @@ static void label_push(int queue, const char *name, int call, bool queue_label, 
     tl->begin_call = call;
     tl->end_call = -1;
     tl->queue_label = queue_label;
-    tl->absent = absent;
+    tl->absent = untimed != VKT_TIMED;
+    tl->untimed = untimed;
     memcpy(tl->begin_exec, exec, sizeof tl->begin_exec);
     memcpy(tl->end_exec, NO_EXEC, sizeof tl->end_exec);
     tq->stack[tq->depth++] = l;
 }
 
 /* Called with the lock held. */
-static void label_pop(int queue, int call, const int exec[3], bool absent)
+static void label_pop(int queue, int call, const int exec[3], enum vkt_untimed untimed)
 {
     struct t_queue *tq = &T.queues[queue];
     if (tq->depth == 0) {
@@ -207,7 +247,10 @@ static void label_pop(int queue, int call, const int exec[3], bool absent)
     }
     struct t_label *tl = &T.labels[tq->stack[--tq->depth]];
     tl->end_call = call;
-    tl->absent |= absent;
+    if (!tl->absent && untimed != VKT_TIMED) {
+        tl->absent = true;
+        tl->untimed = untimed;
+    }
     memcpy(tl->end_exec, exec, sizeof tl->end_exec);
 }
 
@@ -223,11 +266,11 @@ static void replay_cmd_ops(int queue, int call, int batch, int index, const stru
 {
     const int exec[3] = { call, batch, index };
     for (int o = 0; o < c->nops; o++) {
-        bool absent = c->ops[o].untimed;
+        enum vkt_untimed untimed = c->ops[o].untimed;
         if (c->ops[o].begin)
-            label_push(queue, c->ops[o].name, call, false, absent, exec);
+            label_push(queue, c->ops[o].name, call, false, untimed, exec);
         else
-            label_pop(queue, call, exec, absent);
+            label_pop(queue, call, exec, untimed);
     }
 }
 
@@ -248,10 +291,18 @@ int truth_call_begin(int queue, const char *api, const char *wait, int nbatches,
     tc->nbatches = nbatches;
     resolve_pending_begins(queue, call);
     for (int i = 0; i < nbatches; i++) {
-        tc->batches[i].ncmds = b[i].ncmds;
+        struct t_batch *tb = &tc->batches[i];
+        tb->ncmds = b[i].ncmds;
+        tb->batch_untimed = VKT_TIMED;
         for (int j = 0; j < b[i].ncmds; j++) {
-            vkt_cmd_zone_name(b[i].cmds[j], j, tc->batches[i].names[j]);
-            replay_cmd_ops(queue, call, i, j, b[i].cmds[j]);
+            const struct vkt_cmd *c = b[i].cmds[j];
+            vkt_cmd_zone_name(c, j, tb->names[j]);
+            tb->untimed[j] = c->zone_untimed;
+            /* protected command buffers run only in protected batches,
+             * which the layer may not add its own command buffers to */
+            if (c->protected_pool)
+                tb->batch_untimed = VKT_UNTIMED_PROTECTED;
+            replay_cmd_ops(queue, call, i, j, c);
         }
     }
     T.queues[queue].last_call = call;
@@ -281,9 +332,9 @@ void truth_queue_label(int queue, bool begin, const char *name)
 {
     pthread_mutex_lock(&T.lock);
     if (begin)
-        label_push(queue, name, -1, true, false, NO_EXEC); /* starts with the next call */
+        label_push(queue, name, -1, true, VKT_TIMED, NO_EXEC); /* starts with the next call */
     else
-        label_pop(queue, T.queues[queue].last_call, NO_EXEC, false); /* ends with the last one */
+        label_pop(queue, T.queues[queue].last_call, NO_EXEC, VKT_TIMED); /* ends with the last one */
     pthread_mutex_unlock(&T.lock);
 }
 
@@ -344,8 +395,8 @@ static void write_queues(FILE *f)
             put_string(f, tq->name);
         else
             fprintf(f, "null");
-        fprintf(f, ", \"timed\": %s}%s\n", tq->untimed ? "false" : "true",
-                q + 1 < T.nqueues ? "," : "");
+        fprintf(f, ", \"timed\": %s, \"protected\": %s}%s\n", tq->untimed ? "false" : "true",
+                tq->protected_capable ? "true" : "false", q + 1 < T.nqueues ? "," : "");
     }
     fprintf(f, " ],\n");
 }
@@ -362,13 +413,22 @@ static void write_call(FILE *f, int i)
             (unsigned long long)c->done_ns);
     fprintf(f, "   \"batches\": [");
     for (int b = 0; b < c->nbatches; b++) {
+        const struct t_batch *tb = &c->batches[b];
         fprintf(f, "%s{\"cmdbufs\": [", b ? ", " : "");
-        for (int j = 0; j < c->batches[b].ncmds; j++) {
+        for (int j = 0; j < tb->ncmds; j++) {
             if (j)
                 fprintf(f, ", ");
-            put_string(f, c->batches[b].names[j]);
+            put_string(f, tb->names[j]);
         }
-        fprintf(f, "]}");
+        fprintf(f, "], \"untimed\": [");
+        for (int j = 0; j < tb->ncmds; j++) {
+            if (j)
+                fprintf(f, ", ");
+            put_untimed(f, tb->untimed[j]);
+        }
+        fprintf(f, "], \"batch_untimed\": ");
+        put_untimed(f, tb->batch_untimed);
+        fprintf(f, "}");
     }
     fprintf(f, "]}%s\n", i + 1 < T.ncalls ? "," : "");
 }
@@ -390,7 +450,9 @@ static void write_labels(FILE *f)
         put_string(f, l->name);
         fprintf(f, ", \"parent\": %d, \"depth\": %d, \"begin_call\": %d, \"end_call\": %d, \"kind\": \"%s\",\n",
                 l->parent, l->depth, l->begin_call, l->end_call, l->queue_label ? "queue" : "cmd");
-        fprintf(f, "   \"absent\": %s, \"begin_exec\": ", l->absent ? "true" : "false");
+        fprintf(f, "   \"absent\": %s, \"untimed\": ", l->absent ? "true" : "false");
+        put_untimed(f, l->untimed);
+        fprintf(f, ", \"begin_exec\": ");
         put_exec(f, l->begin_exec);
         fprintf(f, ", \"end_exec\": ");
         put_exec(f, l->end_exec);

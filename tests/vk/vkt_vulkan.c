@@ -268,6 +268,9 @@ static void create_logical_device(struct vkt_device *d, enum vkt_features feat)
         .queueCount = 1,
         .pQueuePriorities = &prio,
     };
+    VkPhysicalDeviceVulkan11Features f11 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+    };
     VkPhysicalDeviceVulkan13Features f13 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
         .synchronization2 = VK_TRUE,
@@ -332,6 +335,34 @@ static void create_logical_device(struct vkt_device *d, enum vkt_features feat)
     }
     case VKT_FEAT_READONLY: /* below, in create_device_readonly */
         break;
+    case VKT_FEAT_RENDER:
+        f11.multiview = VK_TRUE;
+        f13.dynamicRendering = VK_TRUE;
+        f2.pNext = &f11;
+        f11.pNext = &f12;
+        f12.pNext = &f13;
+        ci.pNext = &f2;
+        d->timeline = true;
+        d->sync2 = true;
+        break;
+    case VKT_FEAT_PROTECTED:
+        f11.protectedMemory = VK_TRUE;
+        f2.pNext = &f11;
+        f11.pNext = &f12;
+        f12.pNext = &f13;
+        ci.pNext = &f2;
+        d->timeline = true;
+        d->sync2 = true;
+        /* An ordinary queue and a protected-capable one of the same family
+         * (VUID-VkDeviceCreateInfo-queueFamilyIndex-02802 allows the pair). */
+        queues[ci.queueCreateInfoCount++] = (VkDeviceQueueCreateInfo){
+            .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+            .flags = VK_DEVICE_QUEUE_CREATE_PROTECTED_BIT,
+            .queueFamilyIndex = d->family,
+            .queueCount = 1,
+            .pQueuePriorities = prios,
+        };
+        break;
     case VKT_FEAT_DEBUG_MARKER:
         /* A device extension of VK_LAYER_KHRONOS_validation on lavapipe: the
          * loader accepts it when that layer is enabled, though
@@ -393,6 +424,16 @@ static void create_sync(struct vkt_device *d)
     }
 }
 
+VkPhysicalDevice vkt_physical_device(struct vkt_instance *inst)
+{
+    return first_physical_device(inst->instance);
+}
+
+uint32_t vkt_queue_family(VkPhysicalDevice phys)
+{
+    return compute_family(phys);
+}
+
 struct vkt_device *vkt_device_create(struct vkt_instance *inst, enum vkt_features feat,
                                      const char *queue_name)
 {
@@ -437,6 +478,30 @@ struct vkt_device *vkt_device_view(struct vkt_device *base, uint32_t family, uin
     v->queue_key = truth_add_queue(base->inst->index, v, index, queue_name);
     if (!timed)
         truth_queue_untimed(v->queue_key);
+    v->pool = vkt_pool_create(v, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT);
+    v->timeline_value = 0;
+    create_sync(v);
+    return v;
+}
+
+struct vkt_device *vkt_device_protected_queue(struct vkt_device *base, const char *queue_name)
+{
+    struct vkt_device *v = malloc(sizeof *v);
+    if (!v)
+        vkt_die("out of memory");
+    *v = *base;
+    v->view = true;
+    VkDeviceQueueInfo2 qi = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_INFO_2,
+        .flags = VK_DEVICE_QUEUE_CREATE_PROTECTED_BIT,
+        .queueFamilyIndex = base->family,
+        .queueIndex = 0,
+    };
+    vkGetDeviceQueue2(v->device, &qi, &v->queue);
+    if (queue_name)
+        vkt_set_name(v, VK_OBJECT_TYPE_QUEUE, (uint64_t)(uintptr_t)v->queue, queue_name);
+    v->queue_key = truth_add_queue(base->inst->index, v, 0, queue_name);
+    truth_queue_protected(v->queue_key);
     v->pool = vkt_pool_create(v, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT);
     v->timeline_value = 0;
     create_sync(v);
@@ -631,6 +696,8 @@ void vkt_cmd_begin(struct vkt_cmd *c, VkCommandBufferUsageFlags flags)
     };
     c->nops = 0; /* begin implicitly resets: the old labels are gone */
     c->simultaneous = (flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0;
+    c->suspended = false;
+    c->zone_untimed = VKT_TIMED;
     VKT_CHECK(vkBeginCommandBuffer(c->cb, &bi));
 }
 
@@ -649,11 +716,17 @@ void vkt_cmd_begin_secondary(struct vkt_cmd *c, VkCommandBufferUsageFlags flags,
     };
     c->nops = 0;
     c->simultaneous = (flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0;
+    c->suspended = false;
+    c->zone_untimed = VKT_TIMED;
     VKT_CHECK(vkBeginCommandBuffer(c->cb, &bi));
 }
 
 void vkt_cmd_end(struct vkt_cmd *c)
 {
+    /* A primary that ends with a render pass instance suspended has no end
+     * timestamp of its own, and none may follow it before the resumption. */
+    if (c->suspended && !c->secondary)
+        c->zone_untimed = VKT_UNTIMED_SUSPENDED;
     VKT_CHECK(vkEndCommandBuffer(c->cb));
 }
 
@@ -673,10 +746,15 @@ static void record_op(struct vkt_cmd *c, bool begin, const char *name)
     if (c->nops == VKT_MAX_OPS)
         vkt_die("too many label operations in one command buffer");
     c->ops[c->nops].begin = begin;
-    /* Two executions of a SIMULTANEOUS_USE command buffer may run at once
-     * and would write the same timestamps: the layer leaves its labels
-     * untimed (and counts them). */
-    c->ops[c->nops].untimed = c->simultaneous;
+    /* Where the layer may write no timestamp, it leaves the label untimed
+     * (and counts it): in a protected command buffer (no queries there), in
+     * a SIMULTANEOUS_USE one (two executions may run at once and would
+     * write the same timestamps), and between a suspended render pass
+     * instance and its resumption. */
+    c->ops[c->nops].untimed = c->protected_pool  ? VKT_UNTIMED_PROTECTED
+                              : c->simultaneous  ? VKT_UNTIMED_SIMULTANEOUS
+                              : c->suspended     ? VKT_UNTIMED_SUSPENDED
+                                                 : VKT_TIMED;
     snprintf(c->ops[c->nops].name, VKT_NAME_MAX, "%s", name ? name : "");
     c->nops++;
 }
