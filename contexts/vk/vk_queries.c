@@ -209,7 +209,7 @@ static bool push_range(gz_vk_qset *set, uint32_t first, uint32_t count)
 
 uint32_t gz_vk_qset_take(gz_vk_device *dev, gz_vk_qset *set, uint32_t n, uint32_t *value)
 {
-    if (!n || n > GZ_VK_CHUNK || set->nvalues + n > GZ_VK_MAX_VALUES)
+    if (!n || n > GZ_VK_CHUNK || set->nvalues + 1 > GZ_VK_MAX_VALUES)
         return GZ_VK_NO_QUERY;
     if (!set->nchunks || set->next + n > GZ_VK_CHUNK) {
         if (set->nchunks == set->chunks_cap) {
@@ -227,11 +227,15 @@ uint32_t gz_vk_qset_take(gz_vk_device *dev, gz_vk_qset *set, uint32_t n, uint32_
         set->next = 0;
     }
     uint32_t first = set->chunks[set->nchunks - 1] * GZ_VK_CHUNK + set->next;
-    if (!push_range(set, first, n))
+    /* A timestamp in a multiview subpass writes n queries, the value in the
+     * first; drivers differ on whether the others become available
+     * (lavapipe leaves them unavailable). All n are reserved, and reset with
+     * their chunk; only the first is read and copied. */
+    if (!push_range(set, first, 1))
         return GZ_VK_NO_QUERY;
     set->next += n;
     *value = set->nvalues;
-    set->nvalues += n;
+    set->nvalues += 1;
     return first;
 }
 

@@ -193,7 +193,7 @@ static uint32_t write_timestamp(gz_vk_recording *rec, VkCommandBuffer cb, gz_vk_
     uint32_t value;
     uint32_t query = gz_vk_qset_take(rec->dev, &rec->set, n, &value);
     if (query == GZ_VK_NO_QUERY) {
-        *why = rec->set.nvalues + n > GZ_VK_MAX_VALUES ? GZ_VK_UNTIMED_TOO_MANY
+        *why = rec->set.nvalues + 1 > GZ_VK_MAX_VALUES ? GZ_VK_UNTIMED_TOO_MANY
                                                        : GZ_VK_UNTIMED_POOL;
         return GZ_VK_NO_QUERY;
     }
@@ -209,11 +209,15 @@ static uint32_t write_timestamp(gz_vk_recording *rec, VkCommandBuffer cb, gz_vk_
 static void first_action(gz_vk_recording *rec, VkCommandBuffer cb, bool resumes)
 {
     rec->acted = true;
+    /* Known even where nothing is timed: no slot of the queue's may go
+     * between this and the command buffer it resumes from. */
+    rec->resumes = resumes;
+    if (resumes && !rec->secondary)
+        rec->cmdbuf_untimed = GZ_VK_UNTIMED_SUSPENDED;
     if (!rec->timed)
         return;
     gz_vk_untimed why = GZ_VK_UNTIMED_SUSPENDED;
     uint32_t v = resumes ? GZ_VK_NO_QUERY : write_timestamp(rec, cb, &why);
-    rec->resumes = resumes;
     rec->begin_value = v;
     if (v == GZ_VK_NO_QUERY)
         rec->cmdbuf_untimed = why;
@@ -428,6 +432,9 @@ static void name_after_first_label(gz_vk_recording *rec, uint32_t cache[2])
 void gz_vk_recording_end(gz_vk_recording *rec, VkCommandBuffer cb, uint32_t name_cache[2])
 {
     gz_vk_device *dev = rec->dev;
+    /* Ending with a render pass suspended: no slot may follow it either. */
+    if (rec->suspended && !rec->secondary)
+        rec->cmdbuf_untimed = GZ_VK_UNTIMED_SUSPENDED;
     if (rec->timed && !rec->secondary) {
         if (!rec->acted)
             first_action(rec, cb, false); /* nothing was recorded: a zone of no length */

@@ -16,9 +16,9 @@
  * may still write, the previous use is lost (counted and said), and the new
  * one is kept only where the queue's order makes its values its own.
  *
- * The worker reads a use from the queries only while no later use has
- * begun: it checks after its read, so a read that a later use's reset may
- * have overtaken is replaced by that use's snapshot. */
+ * The worker reads a use from the queries under the lock a new use takes,
+ * and only while no later use has begun; once one has, that use's begin
+ * kept the values (a snapshot) or said they were lost. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,17 +142,13 @@ use_read gz_vk_use_read(gz_vk_use *use, uint64_t *values, bool *lost)
     uint32_t state = __atomic_load_n(&use->state, __ATOMIC_ACQUIRE);
     bool ok = false;
     if (state == USE_PENDING) {
-        /* A recording that may run again: its queries are read with the
-         * lock that a new use's reset takes, so that no driver sees them
-         * read and reset at once. */
-        bool again = !rec->one_time || rec->secondary;
-        if (again)
-            pthread_mutex_lock(&rec->dev->use_lock);
+        /* Read under the lock a new use's reset takes: no driver sees the
+         * queries read and reset at once, and no later use can begin
+         * between the read and the check that none has. */
+        pthread_mutex_lock(&rec->dev->use_lock);
         ok = gz_vk_qset_read(rec->dev, &rec->set, use->copied, values, lost);
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        bool latest = __atomic_load_n(&rec->uses, __ATOMIC_SEQ_CST) <= use->index + 1;
-        if (again)
-            pthread_mutex_unlock(&rec->dev->use_lock);
+        bool latest = __atomic_load_n(&rec->uses, __ATOMIC_ACQUIRE) <= use->index + 1;
+        pthread_mutex_unlock(&rec->dev->use_lock);
         if (latest)
             return ok ? USE_READ_OK : USE_READ_NOT_READY;
         /* A later use began: it settled this one before it reset anything. */
