@@ -156,6 +156,10 @@ GZ_EXPORT gz_vk_submit *gz_vk_submit_begin(gz_vk_queue *q, uint32_t call_name, V
 #define GZ_VK_SUBMIT_OUT(n) (3 * (size_t)(n) + 1)
 GZ_EXPORT uint32_t gz_vk_submit_batch(gz_vk_submit *s, uint32_t batch, const VkCommandBuffer *app,
                                       gz_vk_cmdbuf *const *cbs, uint32_t n, VkCommandBuffer *out);
+/* A batch of n command buffers the layer must pass on untouched: protected
+ * (protected true) or with device masks. Its zones are counted as not
+ * timed, with the reason. */
+GZ_EXPORT void gz_vk_submit_untouched(gz_vk_submit *s, uint32_t n, bool protected_batch);
 /* The semaphore and value the call signals (in its last batch the layer may
  * extend, with the other signal operations): false when the queue has none
  * or no batch of the call was timed. */

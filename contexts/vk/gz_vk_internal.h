@@ -76,6 +76,7 @@ typedef enum gz_vk_untimed {
     GZ_VK_UNTIMED_MULTIVIEW,    /* a multiview subpass with more views than a chunk holds */
     GZ_VK_UNTIMED_PROTECTED,    /* a protected command pool: no queries allowed */
     GZ_VK_UNTIMED_REUSED,       /* the recording ran again before this run was read */
+    GZ_VK_UNTIMED_DEVICE_GROUP, /* a batch with device masks (VkDeviceGroupSubmitInfo) */
     GZ_VK_UNTIMED_COUNT
 } gz_vk_untimed;
 

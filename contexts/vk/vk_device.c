@@ -204,6 +204,9 @@ static void report_untimed(gz_vk_device *dev)
                                     "reserves queries for (16)",
         [GZ_VK_UNTIMED_PROTECTED] = "recorded in protected command buffers, where queries are "
                                     "not allowed",
+        [GZ_VK_UNTIMED_DEVICE_GROUP] = "in batches with device masks (VkDeviceGroupSubmitInfo, or "
+                                       "per command buffer masks), which the layer passes on "
+                                       "untouched",
         [GZ_VK_UNTIMED_REUSED] = "a command buffer without SIMULTANEOUS_USE was submitted "
                                  "again while an earlier submission of it was still running "
                                  "(which Vulkan does not allow); that earlier run's timestamps "

@@ -560,7 +560,8 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_GetDeviceQueue2(VkDevice device, const VkDevi
 {
     layer_device *dev = gz_layer_device(device);
     dev->fns.GetDeviceQueue2(device, info, queue);
-    /* Protected queues only run protected command buffers: ours are not. */
-    if (!(info->flags & VK_DEVICE_QUEUE_CREATE_PROTECTED_BIT))
-        track_queue(dev, *queue, info->queueFamilyIndex, info->queueIndex);
+    /* A queue created protection-capable runs unprotected batches too
+     * (timed as any); its protected batches are passed through untouched
+     * and counted (submit.c). */
+    track_queue(dev, *queue, info->queueFamilyIndex, info->queueIndex);
 }

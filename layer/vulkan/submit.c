@@ -12,19 +12,20 @@ static gz_vk_queue *queue_of(VkQueue queue)
 }
 
 /* Batches whose command buffer list we must not change: device-group masks
- * are per command buffer, and protected batches run only protected ones. */
-static bool batch_untouchable(const void *pnext, bool protected_submit)
+ * are per command buffer, and protected batches run only protected ones.
+ * Their zones are counted as not timed, with the reason. */
+static bool batch_untouchable(gz_vk_submit *sub, uint32_t n, const void *pnext,
+                              bool protected_submit)
 {
-    if (protected_submit)
-        return true;
+    bool group = false;
     for (const VkBaseInStructure *s = pnext; s; s = s->pNext) {
-        if (s->sType == VK_STRUCTURE_TYPE_DEVICE_GROUP_SUBMIT_INFO)
-            return true;
-        if (s->sType == VK_STRUCTURE_TYPE_PROTECTED_SUBMIT_INFO &&
-            ((const VkProtectedSubmitInfo *)s)->protectedSubmit)
-            return true;
+        group |= s->sType == VK_STRUCTURE_TYPE_DEVICE_GROUP_SUBMIT_INFO;
+        protected_submit |= s->sType == VK_STRUCTURE_TYPE_PROTECTED_SUBMIT_INFO &&
+                            ((const VkProtectedSubmitInfo *)s)->protectedSubmit;
     }
-    return false;
+    if (protected_submit || group)
+        gz_vk_submit_untouched(sub, n, protected_submit);
+    return protected_submit || group;
 }
 
 /* Per-call scratch, on the stack for common sizes. */
@@ -74,7 +75,7 @@ VKAPI_ATTR VkResult VKAPI_CALL gz_hook_QueueSubmit(VkQueue queue, uint32_t count
         for (uint32_t i = 0; i < count; i++) {
             out[i] = submits[i];
             uint32_t n = submits[i].commandBufferCount;
-            if (!n || batch_untouchable(submits[i].pNext, false))
+            if (!n || batch_untouchable(s, n, submits[i].pNext, false))
                 continue;
             for (uint32_t j = 0; j < n; j++)
                 ctx[j] = gz_vk_cmdbuf_find(submits[i].pCommandBuffers[j]);
@@ -133,9 +134,10 @@ static VkResult submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2 *subm
         for (uint32_t i = 0; i < count; i++) {
             out[i] = submits[i];
             uint32_t n = submits[i].commandBufferInfoCount;
-            if (!n || batch_untouchable(submits[i].pNext, submits[i].flags & VK_SUBMIT_PROTECTED_BIT))
+            if (!n || batch_untouchable(s, n, submits[i].pNext,
+                                        submits[i].flags & VK_SUBMIT_PROTECTED_BIT))
                 continue;
-            /* Timing brackets assume one device mask for the whole batch. */
+            /* Timing assumes one device mask for the whole batch. */
             bool masks = false;
             for (uint32_t j = 0; j < n; j++) {
                 app[j] = submits[i].pCommandBufferInfos[j].commandBuffer;
@@ -143,8 +145,10 @@ static VkResult submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2 *subm
                 masks |= submits[i].pCommandBufferInfos[j].deviceMask != 0 ||
                          submits[i].pCommandBufferInfos[j].pNext != NULL;
             }
-            if (masks)
+            if (masks) {
+                gz_vk_submit_untouched(s, n, false);
                 continue;
+            }
             uint32_t k = gz_vk_submit_batch(s, i, app, ctx, n, handles);
             for (uint32_t j = 0; j < k; j++)
                 infos[j] = (VkCommandBufferSubmitInfo){

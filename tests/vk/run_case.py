@@ -544,6 +544,7 @@ UNTIMED_REASONS = (
     ("queue family without usable timestamps", "family"),
     ("exhausted", "pool"),
     ("more timestamps in one command buffer", "too_many"),
+    ("device masks", "device_group"),
 )
 
 
