@@ -36,6 +36,8 @@ bool gz_config_parse_level(const char *s, gz_level *out)
         {"submit", GZ_LEVEL_SUBMIT},
         {"cmdbuf", GZ_LEVEL_CMDBUF},
         {"labels", GZ_LEVEL_LABELS},
+        {"passes", GZ_LEVEL_PASSES},
+        {"commands", GZ_LEVEL_COMMANDS},
     };
     for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
         if (!strcasecmp(s, levels[i].name)) {
@@ -271,7 +273,9 @@ void gz_config_read(gz_config *cfg, const char *exe, int pid)
 
     const char *lvl = getenv("GPUZONES_LEVEL");
     if (lvl && !gz_config_parse_level(lvl, &cfg->level))
-        gz_log("GPUZONES_LEVEL=\"%.64s\" is not submit, cmdbuf or labels; using labels", lvl);
+        gz_log("GPUZONES_LEVEL=\"%.64s\" is not submit, cmdbuf, labels, passes or commands; "
+               "using labels",
+               lvl);
 
     const char *readback = getenv("GPUZONES_VK_READBACK");
     if (readback && !gz_config_parse_vk_readback(readback, &cfg->vk_readback))

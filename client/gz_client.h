@@ -40,6 +40,8 @@ typedef enum gz_level {
     GZ_LEVEL_SUBMIT = 0, /* one zone per submission batch */
     GZ_LEVEL_CMDBUF = 1, /* plus one per command buffer */
     GZ_LEVEL_LABELS = 2, /* plus debug-label zones (default) */
+    GZ_LEVEL_PASSES = 3, /* plus render pass instances, and commands outside them */
+    GZ_LEVEL_COMMANDS = 4, /* plus every action command (draws too) */
 } gz_level;
 
 /* GPUZONES_VK_READBACK: how the Vulkan layer reads its timestamps back. */

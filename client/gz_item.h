@@ -31,6 +31,8 @@ typedef enum gz_item_type {
                             ns, inside the CPU wait zone that follows it on that thread */
     GZ_ITEM_ZONE_WAIT_FLOW, /* flow.flow: the zone item just before it on the track ends in
                                that flow (to the CPU wait that saw the work done) */
+    GZ_ITEM_ZONE_DETAIL, /* name: the details of the zone item just before it on the track
+                            (interned, "key=value ..."), for its args */
 } gz_item_type;
 
 enum {
@@ -49,6 +51,8 @@ typedef enum gz_zone_kind {
     GZ_ZONE_FRAME = 4,    /* a GL frame: the GPU work from one swap to the next */
     GZ_ZONE_FLUSH = 5,    /* GL work between two flushes (glFlush, glFinish, a fence,
                              glReadPixels) of a context that does not swap */
+    GZ_ZONE_PASS = 6,     /* a render pass instance */
+    GZ_ZONE_COMMAND = 7,  /* one command (a draw, a dispatch, a copy) */
 } gz_zone_kind;
 
 #define GZ_ITEM_KIND_SHIFT 4

@@ -32,6 +32,8 @@ typedef struct gz_sink_zone {
     uint64_t begin_ns, end_ns; /* host ns, begin <= end */
     uint64_t flow;             /* flow id from a CPU zone, 0 = none */
     uint64_t wait_flow;        /* flow id to the CPU wait that saw it done (flow_in), 0 = none */
+    const char *detail;        /* its details ("key=value ..."); NULL: none */
+    size_t detail_len;
     bool has_args;             /* batch/cmdbufs are meaningful (submit zones) */
     uint32_t batch, cmdbufs;
     uint64_t begin_raw, end_raw; /* raw GPU ticks as read (GPUZONES_RAW_TICKS) */

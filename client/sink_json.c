@@ -29,7 +29,7 @@ typedef struct json_sink {
 } json_sink;
 
 static const char *const kind_names[8] = {"submit", "cmdbuf", "label", "zone",
-                                          "frame",  "flush",  "?",     "?"};
+                                          "frame",  "flush",  "pass",  "command"};
 
 static bool writable(const json_sink *j)
 {
@@ -120,6 +120,10 @@ static void gpu_zone(void *s, const gz_sink_zone *z)
     gz_jsonw_lit(w, "\"");
     if (z->loc)
         write_srcloc(w, z->loc);
+    if (z->detail) {
+        gz_jsonw_lit(w, ",\"detail\":");
+        gz_jsonw_str(w, z->detail, z->detail_len);
+    }
     if (z->has_args) {
         gz_jsonw_lit(w, ",\"batch\":");
         gz_jsonw_u64(w, z->batch);

@@ -257,7 +257,7 @@ typedef struct pf_sink {
 } pf_sink;
 
 static const char *const kind_names[8] = {"submit", "cmdbuf", "label", "zone",
-                                          "frame",  "flush",  "?",     "?"};
+                                          "frame",  "flush",  "pass",  "command"};
 
 /* ---- ids ----------------------------------------------------------------- */
 
@@ -937,8 +937,13 @@ static void gpu_zone(void *s, const gz_sink_zone *z)
     }
     if (k && !g->lanes[k]->described)
         describe_lane(p, g, k);
-    annot a[5];
+    annot a[6];
     uint32_t na = 0;
+    char detail[512];
+    if (z->detail) {
+        snprintf(detail, sizeof detail, "%.*s", (int)z->detail_len, z->detail);
+        a[na++] = (annot){.name = "detail", .type = A_STRING, .s = detail};
+    }
     if (z->has_args) {
         a[na++] = (annot){.name = "batch", .type = A_UINT, .u = z->batch};
         a[na++] = (annot){.name = "cmdbufs", .type = A_UINT, .u = z->cmdbufs};

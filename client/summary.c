@@ -89,9 +89,14 @@ void gz_summary_add(gz_summary *s, uint32_t name, unsigned kind, uint64_t dur_ns
         gz_stats_add(&r->stats, dur_ns);
 }
 
+/* Render pass instances first (the passes level): where a frame's GPU time
+ * goes at a glance; then every row by its total. */
 static int by_total_desc(const void *a, const void *b)
 {
     const row *x = *(const row *const *)a, *y = *(const row *const *)b;
+    bool xp = x->kind == GZ_ZONE_PASS, yp = y->kind == GZ_ZONE_PASS;
+    if (xp != yp)
+        return xp ? -1 : 1;
     if (x->stats.total_ns != y->stats.total_ns)
         return x->stats.total_ns < y->stats.total_ns ? 1 : -1;
     return x->name < y->name ? -1 : x->name > y->name;
@@ -99,7 +104,8 @@ static int by_total_desc(const void *a, const void *b)
 
 static const char *kind_name(unsigned kind)
 {
-    static const char *const names[] = {"submit", "cmdbuf", "label", "zone", "frame", "flush"};
+    static const char *const names[] = {"submit", "cmdbuf", "label", "zone",
+                                        "frame",  "flush",  "pass",  "command"};
     return kind < sizeof names / sizeof *names ? names[kind] : "?";
 }
 

@@ -31,6 +31,7 @@ typedef struct cycle_zone {
     uint64_t flow;
     uint64_t wait_flow; /* to the CPU wait that saw it done; 0 = none */
     uint32_t name;
+    uint32_t detail; /* interned details, 0 = none */
     uint8_t kind;
     bool has_flow;
     bool has_args;
@@ -316,6 +317,7 @@ static void write_cycle(worker *w, uint16_t id, track *t, uint64_t now, bool all
         uint64_t e = gz_gpu_clock_to_host(clock, z->end_gpu_ns);
         if (e < b)
             e = b;
+        size_t sz_detail_len = 0;
         gz_sink_zone sz = {
             .track = id,
             .kind = z->kind,
@@ -324,6 +326,7 @@ static void write_cycle(worker *w, uint16_t id, track *t, uint64_t now, bool all
             .end_ns = e,
             .flow = z->has_flow ? z->flow : 0,
             .wait_flow = z->wait_flow,
+            .detail = z->detail ? gz_intern_str(z->detail, &sz_detail_len) : NULL,
             .has_args = z->has_args,
             .batch = z->batch,
             .cmdbufs = z->cmdbufs,
@@ -332,6 +335,7 @@ static void write_cycle(worker *w, uint16_t id, track *t, uint64_t now, bool all
         };
         uint64_t db = gz_gpu_clock_doubt_ns(clock, z->begin_gpu_ns);
         uint64_t de = gz_gpu_clock_doubt_ns(clock, z->end_gpu_ns);
+        sz.detail_len = sz_detail_len;
         sz.clock_doubt_ns = db > de ? db : de;
         sz.name = gz_intern_str(z->name, &sz.name_len);
         gz_srcloc_view loc;
@@ -423,6 +427,13 @@ static void zone_args(worker *w, const gz_item *it)
     z->cmdbufs = it->args.cmdbufs;
 }
 
+static void zone_detail(worker *w, const gz_item *it)
+{
+    track *t = &w->tracks[it->track];
+    if (t->used && t->ncycle)
+        t->cycle[t->ncycle - 1].detail = it->name;
+}
+
 static void zone_wait_flow(worker *w, const gz_item *it)
 {
     track *t = &w->tracks[it->track];
@@ -479,6 +490,9 @@ static void process(worker *w, const gz_item *items, uint32_t n)
             break;
         case GZ_ITEM_ZONE_WAIT_FLOW:
             zone_wait_flow(w, it);
+            break;
+        case GZ_ITEM_ZONE_DETAIL:
+            zone_detail(w, it);
             break;
         case GZ_ITEM_CALIB:
             calib(w, it);

@@ -106,17 +106,72 @@ GZ_EXPORT void gz_vk_cmdbuf_action(gz_vk_cmdbuf *cb);
  * after. A timestamp is never written where it would be invalid: between a
  * suspended dynamic render pass and the one that resumes it, or where a
  * multiview subpass would write more queries than were reserved. */
-GZ_EXPORT void gz_vk_cmdbuf_render_pass_begin(gz_vk_cmdbuf *cb, VkRenderPass pass);
+GZ_EXPORT void gz_vk_cmdbuf_render_pass_begin(gz_vk_cmdbuf *cb, const VkRenderPassBeginInfo *info);
 GZ_EXPORT void gz_vk_cmdbuf_render_pass_begun(gz_vk_cmdbuf *cb, VkRenderPass pass);
 GZ_EXPORT void gz_vk_cmdbuf_next_subpass(gz_vk_cmdbuf *cb);
 GZ_EXPORT void gz_vk_cmdbuf_render_pass_end(gz_vk_cmdbuf *cb);
 GZ_EXPORT void gz_vk_cmdbuf_rendering_begin(gz_vk_cmdbuf *cb, const VkRenderingInfo *info);
 GZ_EXPORT void gz_vk_cmdbuf_rendering_begun(gz_vk_cmdbuf *cb, const VkRenderingInfo *info);
+GZ_EXPORT void gz_vk_cmdbuf_rendering_ending(gz_vk_cmdbuf *cb);
 GZ_EXPORT void gz_vk_cmdbuf_rendering_end(gz_vk_cmdbuf *cb);
-/* Render passes, for the views of their subpasses (multiview). */
+/* Render passes, for the views of their subpasses (multiview) and their
+ * attachments' formats (zones' names). */
 GZ_EXPORT void gz_vk_render_pass_add(gz_vk_device *dev, VkRenderPass pass,
-                                     const uint32_t *view_masks, uint32_t subpasses);
+                                     const uint32_t *view_masks, uint32_t subpasses,
+                                     const VkFormat *formats, uint32_t nformats);
 GZ_EXPORT void gz_vk_render_pass_remove(VkRenderPass pass);
+/* Image views, for their formats (dynamic rendering's zones' names). */
+GZ_EXPORT void gz_vk_image_view_add(gz_vk_device *dev, VkImageView view, VkFormat format);
+/* Debug names of render passes, framebuffers and pipelines (type: a
+ * VkObjectType), for zones' names; gone: the object was destroyed. */
+GZ_EXPORT void gz_vk_object_named(uint32_t type, uint64_t handle, const char *name);
+GZ_EXPORT void gz_vk_object_gone(uint32_t type, uint64_t handle);
+
+/* What one command does, for its zone's name and details (the passes and
+ * commands levels): the layer fills it from the call's arguments. */
+#define GZ_VK_DESC_FORMATS 4
+typedef enum gz_vk_desc_type {
+    GZ_VK_DESC_NONE = 0,
+    GZ_VK_DESC_RENDER_PASS,    /* a: width, b: height; name: the pass's or framebuffer's */
+    GZ_VK_DESC_RENDERING,      /* a: width, b: height */
+    GZ_VK_DESC_DISPATCH,       /* a, b, c: group counts */
+    GZ_VK_DESC_DISPATCH_INDIRECT,
+    GZ_VK_DESC_DRAW,           /* a: vertices, b: instances */
+    GZ_VK_DESC_DRAW_INDEXED,   /* a: indices, b: instances */
+    GZ_VK_DESC_DRAW_INDIRECT,  /* a: draws */
+    GZ_VK_DESC_DRAW_INDEXED_INDIRECT, /* a: draws */
+    GZ_VK_DESC_DRAW_INDIRECT_COUNT,
+    GZ_VK_DESC_DRAW_INDEXED_INDIRECT_COUNT,
+    GZ_VK_DESC_COPY_BUFFER,    /* a, b: bytes (low, high 32 bits) */
+    GZ_VK_DESC_COPY_BUFFER_IMAGE, /* a, b: the first region's width, height */
+    GZ_VK_DESC_COPY_IMAGE_BUFFER,
+    GZ_VK_DESC_COPY_IMAGE,
+    GZ_VK_DESC_BLIT,           /* a, b: source width, height; c, d: destination's */
+    GZ_VK_DESC_RESOLVE,        /* a, b: width, height */
+    GZ_VK_DESC_CLEAR_COLOR,
+    GZ_VK_DESC_CLEAR_DEPTH,
+    GZ_VK_DESC_CLEAR_ATTACHMENTS,
+    GZ_VK_DESC_FILL,           /* a, b: bytes (low, high; VK_WHOLE_SIZE: all ones) */
+    GZ_VK_DESC_UPDATE,         /* a: bytes */
+} gz_vk_desc_type;
+
+typedef struct gz_vk_desc {
+    uint16_t type;     /* gz_vk_desc_type */
+    uint16_t nformats; /* render passes: attachments (the first GZ_VK_DESC_FORMATS in formats) */
+    uint32_t a, b, c, d;
+    uint32_t name;     /* interned debug name of its render pass, framebuffer or pipeline */
+    uint32_t pipeline; /* the bound pipeline's number (1, 2, …), 0: none */
+    uint32_t formats[GZ_VK_DESC_FORMATS];
+} gz_vk_desc;
+
+/* Whether cb's next command gets a zone of its own (the passes level
+ * outside render passes, the commands level everywhere): then the layer
+ * describes it with gz_vk_cmdbuf_command instead of gz_vk_cmdbuf_action. */
+GZ_EXPORT bool gz_vk_cmdbuf_describes(const gz_vk_cmdbuf *cb);
+GZ_EXPORT void gz_vk_cmdbuf_command(gz_vk_cmdbuf *cb, const gz_vk_desc *desc);
+/* vkCmdBindPipeline: the pipeline later draws and dispatches name. */
+GZ_EXPORT void gz_vk_cmdbuf_bind_pipeline(gz_vk_cmdbuf *cb, VkPipelineBindPoint point,
+                                          VkPipeline pipeline);
 /* vkResetCommandBuffer / vkResetCommandPool. */
 GZ_EXPORT void gz_vk_cmdbuf_reset(gz_vk_cmdbuf *cb);
 GZ_EXPORT void gz_vk_cmdbuf_set_name(gz_vk_cmdbuf *cb, const char *name);

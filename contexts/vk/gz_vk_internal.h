@@ -80,12 +80,29 @@ typedef enum gz_vk_untimed {
     GZ_VK_UNTIMED_COUNT
 } gz_vk_untimed;
 
-typedef enum op_kind { OP_LABEL_BEGIN, OP_LABEL_END } op_kind;
+/* What a recording does that becomes zones, in recording order: label
+ * regions, render pass instances and commands (passes, commands levels). A
+ * command's end is the next timestamp point after it (OP_CMD_END). */
+typedef enum op_kind {
+    OP_LABEL_BEGIN,
+    OP_LABEL_END,
+    OP_PASS_BEGIN, /* name: its description (a desc index) */
+    OP_PASS_END,
+    OP_CMD_BEGIN,  /* name: its description */
+    OP_CMD_END,
+} op_kind;
+/* In the bits above the kind: a render pass instance resumed from the
+ * command buffer before (its begin is not a begin), or suspended to the
+ * next (its end is not an end). */
+#define OP_F_RESUMES 0x100u
+#define OP_F_SUSPENDS 0x200u
+#define OP_KIND(op) ((op)->kind & 0xffu)
+#define GZ_VK_NO_DESC UINT32_MAX
 
 typedef struct gz_vk_op {
-    uint16_t kind;    /* op_kind */
+    uint16_t kind;    /* op_kind, and OP_F_* */
     uint16_t untimed; /* gz_vk_untimed: why this op has no timestamp */
-    uint32_t name;    /* interned, for begins */
+    uint32_t name;    /* interned, for label begins; a desc index for passes and commands */
     /* Index of its timestamp among the execution's values, or
      * GZ_VK_NO_QUERY. While recording, ops taken from a secondary hold the
      * secondary's own index, and `block` says which secondary. */
@@ -156,6 +173,15 @@ struct gz_vk_recording {
     uint32_t first_pending; /* ops from here wait for the first action's timestamp */
     gz_vk_op *ops;
     uint32_t nops, ops_cap;
+    gz_vk_desc *descs; /* what its passes and commands do (passes, commands levels) */
+    uint32_t ndescs, descs_cap;
+    gz_vk_untimed passes_untimed; /* why its passes and commands are not timed */
+    bool point_valid;       /* nothing recorded since the last timestamp ... */
+    uint32_t point_value;   /* ... whose value this is: the next point shares it */
+    uint8_t point_label;    /* the label op kind that used the point last (0xff: none) */
+    bool open_cmd;          /* a command's zone is open, until the next point */
+    VkPipeline bound[2];    /* the graphics and compute pipelines bound now */
+    uint32_t bound_name[2], bound_number[2];
     gz_vk_recording **secs; /* executed secondaries that write values (referenced), in order */
     uint32_t *sec_offset;   /* each one's first value in an execution's layout */
     uint32_t nsecs, secs_cap;
@@ -221,6 +247,21 @@ typedef struct gz_vk_record {
     uint64_t call;    /* the submit call that put it on the log (0: a queue label) */
 } gz_vk_record;
 
+/* Names made for descriptions lately (vk_describe.c), per queue. */
+#define GZ_VK_DESCRIBED 256u
+typedef struct gz_vk_described {
+    gz_vk_desc desc;
+    uint32_t name, detail;
+} gz_vk_described;
+
+/* A render pass instance or command zone begun and not yet ended, while a
+ * queue's batches are read back. */
+typedef struct open_zone {
+    bool open;
+    uint64_t begin_ticks;
+    uint32_t name, detail;
+} open_zone;
+
 typedef struct label_frame {
     uint32_t name;
     uint64_t begin_ticks;
@@ -283,7 +324,7 @@ struct gz_vk_queue {
     gz_vk_device *dev;
     VkQueue handle;
     uint32_t family, index;
-    uint16_t track, label_track;
+    uint16_t track, label_track, passes_track;
     char name[256]; /* the track's name: "VkQueue f.i device" or the app's name */
     uint32_t valid_bits;
     gz_vk_queue_mode mode;
@@ -321,6 +362,8 @@ struct gz_vk_queue {
     uint32_t exec_scratch_cap;
     void *primaries; /* vk_harvest.c's scratch */
     uint32_t primaries_cap;
+    open_zone pass, cmd; /* the render pass instance and command being read back */
+    gz_vk_described described[GZ_VK_DESCRIBED];
 
     gz_vk_submit submit; /* the call in progress */
     uint64_t call_seq;   /* submit calls on this queue */
@@ -366,6 +409,8 @@ struct gz_vk_device {
     uint64_t untimed_cmdbufs[GZ_VK_UNTIMED_COUNT]; /* atomic: command buffer zones, by reason */
     uint64_t last_calibration_ns; /* the worker's periodic samples */
     uint64_t families_warned; /* families told to have no timestamps (bit = family) */
+    uint32_t pipelines_seen;  /* atomic: pipelines numbered (vk_objects.c) */
+    uint64_t untimed_passes[GZ_VK_UNTIMED_COUNT]; /* atomic: pass and command zones, by reason */
 };
 
 /* Device lost or results unreadable: timing stops. Set by whichever thread
@@ -475,12 +520,15 @@ bool gz_vk_can_calibrate(const gz_vk_device *dev);
 /* Our own command buffers are dispatchable objects the loader did not make. */
 void gz_vk_own_cmdbufs(gz_vk_device *dev, VkCommandBuffer *cbs, uint32_t n);
 /* Zones not timed, by reason (said in the summary). */
-static inline void gz_vk_count_untimed(gz_vk_device *dev, bool cmdbuf, gz_vk_untimed why,
+typedef enum untimed_kind { UNTIMED_LABELS, UNTIMED_CMDBUFS, UNTIMED_PASSES } untimed_kind;
+static inline void gz_vk_count_untimed(gz_vk_device *dev, untimed_kind kind, gz_vk_untimed why,
                                        uint64_t n)
 {
+    uint64_t *c = kind == UNTIMED_CMDBUFS   ? dev->untimed_cmdbufs
+                  : kind == UNTIMED_PASSES ? dev->untimed_passes
+                                           : dev->untimed;
     if (n && why > GZ_VK_UNTIMED_LEVEL && why < GZ_VK_UNTIMED_COUNT)
-        __atomic_add_fetch(cmdbuf ? &dev->untimed_cmdbufs[why] : &dev->untimed[why], n,
-                           __ATOMIC_RELAXED);
+        __atomic_add_fetch(&c[why], n, __ATOMIC_RELAXED);
 }
 
 /* vk_recording.c: recordings of the app's command buffers */
@@ -493,17 +541,48 @@ void gz_vk_recording_unref(gz_vk_recording *rec);
  * down); vkEndCommandBuffer (before the call down). */
 void gz_vk_recording_action(gz_vk_recording *rec, VkCommandBuffer cb);
 void gz_vk_recording_label(gz_vk_recording *rec, VkCommandBuffer cb, op_kind kind, uint32_t name);
-void gz_vk_recording_rendering_begin(gz_vk_recording *rec, VkCommandBuffer cb,
-                                     VkRenderingFlags flags);
-void gz_vk_recording_rendering_begun(gz_vk_recording *rec, VkRenderingFlags flags,
-                                     uint32_t view_mask);
-void gz_vk_recording_rendering_end(gz_vk_recording *rec);
-void gz_vk_recording_render_pass_begun(gz_vk_recording *rec, VkRenderPass pass);
-void gz_vk_recording_next_subpass(gz_vk_recording *rec);
-void gz_vk_recording_render_pass_end(gz_vk_recording *rec);
 void gz_vk_recording_execute(gz_vk_recording *rec, VkCommandBuffer cb,
                              gz_vk_recording *const *secs, uint32_t n);
 void gz_vk_recording_end(gz_vk_recording *rec, VkCommandBuffer cb, uint32_t name_cache[2]);
+/* Shared with vk_passes.c: an op at the end; the timestamp point now (a new
+ * timestamp unless nothing was recorded since the last one; closes the open
+ * command); the first action (resumes: it resumes a suspended render pass);
+ * a description kept (GZ_VK_NO_DESC without memory). */
+gz_vk_op *gz_vk_rec_op(gz_vk_recording *rec);
+uint32_t gz_vk_rec_stamp(gz_vk_recording *rec, VkCommandBuffer cb, gz_vk_untimed *why);
+void gz_vk_rec_first_action(gz_vk_recording *rec, VkCommandBuffer cb, bool resumes);
+uint32_t gz_vk_rec_desc(gz_vk_recording *rec, const gz_vk_desc *d);
+
+/* vk_passes.c: render pass instances and commands */
+void gz_vk_recording_render_pass_begin(gz_vk_recording *rec, VkCommandBuffer cb,
+                                       const VkRenderPassBeginInfo *info);
+void gz_vk_recording_command(gz_vk_recording *rec, VkCommandBuffer cb, const gz_vk_desc *d);
+bool gz_vk_recording_describes(const gz_vk_recording *rec);
+void gz_vk_recording_bind_pipeline(gz_vk_recording *rec, VkPipelineBindPoint point,
+                                   VkPipeline pipeline);
+void gz_vk_recording_rendering_ending(gz_vk_recording *rec, VkCommandBuffer cb);
+void gz_vk_recording_rendering_begin(gz_vk_recording *rec, VkCommandBuffer cb,
+                                     const VkRenderingInfo *info);
+void gz_vk_recording_rendering_begun(gz_vk_recording *rec, VkRenderingFlags flags,
+                                     uint32_t view_mask);
+void gz_vk_recording_rendering_end(gz_vk_recording *rec, VkCommandBuffer cb);
+void gz_vk_recording_render_pass_begun(gz_vk_recording *rec, VkRenderPass pass);
+void gz_vk_recording_next_subpass(gz_vk_recording *rec);
+void gz_vk_recording_render_pass_end(gz_vk_recording *rec, VkCommandBuffer cb);
+
+/* vk_describe.c: a description's zone name and details (worker) */
+void gz_vk_describe(gz_vk_queue *q, const gz_vk_desc *d, uint32_t *name, uint32_t *detail);
+
+/* vk_objects.c: render passes, image views, pipelines, their names */
+bool gz_vk_render_pass_views(VkRenderPass pass, uint32_t subpass, uint32_t *mask);
+/* The pass's attachments' formats (the first GZ_VK_DESC_FORMATS into
+ * formats): how many it has. */
+uint32_t gz_vk_render_pass_formats(VkRenderPass pass, uint32_t *formats);
+uint32_t gz_vk_image_view_format(VkImageView view);
+uint32_t gz_vk_object_name(uint32_t type, uint64_t handle);
+/* The pipeline's number (1, 2, … in the order first bound on any device)
+ * and its debug name in *name (0: none). */
+uint32_t gz_vk_pipeline_number(gz_vk_device *dev, VkPipeline pipeline, uint32_t *name);
 /* Frees the recordings kept for reuse (the device is going). */
 void gz_vk_recordings_destroy(gz_vk_device *dev);
 

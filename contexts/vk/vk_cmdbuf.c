@@ -210,6 +210,8 @@ void gz_vk_cmdbuf_action(gz_vk_cmdbuf *cb)
     gz_vk_recording *rec = recording(cb);
     if (rec && !rec->acted)
         gz_vk_recording_action(rec, cb->handle);
+    else if (rec)
+        rec->point_valid = false; /* work follows the last timestamp */
 }
 
 void gz_vk_cmdbuf_label_begin(gz_vk_cmdbuf *cb, const char *name)
@@ -226,10 +228,31 @@ void gz_vk_cmdbuf_label_end(gz_vk_cmdbuf *cb)
         gz_vk_recording_label(rec, cb->handle, OP_LABEL_END, 0);
 }
 
-void gz_vk_cmdbuf_render_pass_begin(gz_vk_cmdbuf *cb, VkRenderPass pass)
+void gz_vk_cmdbuf_render_pass_begin(gz_vk_cmdbuf *cb, const VkRenderPassBeginInfo *info)
 {
-    (void)pass;
-    gz_vk_cmdbuf_action(cb);
+    gz_vk_recording *rec = recording(cb);
+    if (rec)
+        gz_vk_recording_render_pass_begin(rec, cb->handle, info);
+}
+
+bool gz_vk_cmdbuf_describes(const gz_vk_cmdbuf *cb)
+{
+    const gz_vk_recording *rec = cb->rec;
+    return rec && gz_vk_recording_describes(rec);
+}
+
+void gz_vk_cmdbuf_command(gz_vk_cmdbuf *cb, const gz_vk_desc *desc)
+{
+    gz_vk_recording *rec = recording(cb);
+    if (rec)
+        gz_vk_recording_command(rec, cb->handle, desc);
+}
+
+void gz_vk_cmdbuf_bind_pipeline(gz_vk_cmdbuf *cb, VkPipelineBindPoint point, VkPipeline pipeline)
+{
+    gz_vk_recording *rec = recording(cb);
+    if (rec)
+        gz_vk_recording_bind_pipeline(rec, point, pipeline);
 }
 
 void gz_vk_cmdbuf_render_pass_begun(gz_vk_cmdbuf *cb, VkRenderPass pass)
@@ -250,14 +273,14 @@ void gz_vk_cmdbuf_render_pass_end(gz_vk_cmdbuf *cb)
 {
     gz_vk_recording *rec = recording(cb);
     if (rec)
-        gz_vk_recording_render_pass_end(rec);
+        gz_vk_recording_render_pass_end(rec, cb->handle);
 }
 
 void gz_vk_cmdbuf_rendering_begin(gz_vk_cmdbuf *cb, const VkRenderingInfo *info)
 {
     gz_vk_recording *rec = recording(cb);
     if (rec)
-        gz_vk_recording_rendering_begin(rec, cb->handle, info->flags);
+        gz_vk_recording_rendering_begin(rec, cb->handle, info);
 }
 
 void gz_vk_cmdbuf_rendering_begun(gz_vk_cmdbuf *cb, const VkRenderingInfo *info)
@@ -267,11 +290,18 @@ void gz_vk_cmdbuf_rendering_begun(gz_vk_cmdbuf *cb, const VkRenderingInfo *info)
         gz_vk_recording_rendering_begun(rec, info->flags, info->viewMask);
 }
 
+void gz_vk_cmdbuf_rendering_ending(gz_vk_cmdbuf *cb)
+{
+    gz_vk_recording *rec = recording(cb);
+    if (rec)
+        gz_vk_recording_rendering_ending(rec, cb->handle);
+}
+
 void gz_vk_cmdbuf_rendering_end(gz_vk_cmdbuf *cb)
 {
     gz_vk_recording *rec = recording(cb);
     if (rec)
-        gz_vk_recording_rendering_end(rec);
+        gz_vk_recording_rendering_end(rec, cb->handle);
 }
 
 void gz_vk_cmdbuf_execute(gz_vk_cmdbuf *primary, gz_vk_cmdbuf *const *secondaries, uint32_t n)

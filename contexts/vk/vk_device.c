@@ -217,6 +217,10 @@ static void report_untimed(gz_vk_device *dev)
         if (n)
             gz_log("%llu debug-label zones on %s were not timed: %s", (unsigned long long)n,
                    dev->info.device_name, why[k]);
+        n = __atomic_exchange_n(&dev->untimed_passes[k], 0, __ATOMIC_RELAXED);
+        if (n)
+            gz_log("%llu render pass and command zones on %s were not timed: %s",
+                   (unsigned long long)n, dev->info.device_name, why[k]);
         n = __atomic_exchange_n(&dev->untimed_cmdbufs[k], 0, __ATOMIC_RELAXED);
         if (n)
             gz_log("%llu submission and command buffer zones on %s were not timed: %s",

@@ -1,9 +1,12 @@
 /* Completed batches into zones (the worker): a batch's values are read, all
  * of them or none, then its zones go out as one lot: the submission, each
- * command buffer, and the debug labels replayed on the queue's label stack
- * in submission order (a label may begin in one command buffer and end in
- * a later one, or in a queue label). Each value comes from where the batch
- * put it: a recording's own queries (vk_uses.c) or a bracket slot. */
+ * command buffer, the debug labels replayed on the queue's label stack in
+ * submission order (a label may begin in one command buffer and end in a
+ * later one, or in a queue label), and, at the passes and commands levels,
+ * render pass instances and commands on a track of their own (a suspended
+ * render pass resumed in the next command buffer is one zone). Each value
+ * comes from where the batch put it: a recording's own queries
+ * (vk_uses.c) or a bracket slot. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,9 +47,21 @@ static void ensure_label_track(gz_vk_queue *q)
                                   q->valid_bits, q->track);
 }
 
+static void ensure_passes_track(gz_vk_queue *q)
+{
+    if (q->passes_track)
+        return;
+    char name[sizeof q->name + 8];
+    snprintf(name, sizeof name, "%s passes", q->name);
+    q->passes_track = gz_track_new(GZ_API_VULKAN, name, q->dev->info.timestamp_period,
+                                   q->valid_bits, q->track);
+}
+
 typedef struct batch_out {
     uint32_t n; /* items in q->scratch */
-    uint32_t zones, label_zones, frame_zones;
+    uint32_t zones, label_zones, frame_zones, pass_zones;
+    uint64_t pass_drops;                     /* pass and command zones lost */
+    uint64_t pass_untimed[GZ_VK_UNTIMED_COUNT];
     uint64_t label_drops;                    /* label zones lost for good */
     uint64_t untimed[GZ_VK_UNTIMED_COUNT];   /* label zones not timed, by reason */
     uint64_t cmdbuf_drops;                   /* command buffer zones lost */
@@ -72,6 +87,8 @@ static void emit_zone(gz_vk_queue *q, batch_out *o, uint16_t track, gz_zone_kind
         o->zones++;
     else if (track == q->label_track)
         o->label_zones++;
+    else if (track == q->passes_track)
+        o->pass_zones++;
     else
         o->frame_zones++;
 }
@@ -124,6 +141,83 @@ static void label_pop(gz_vk_queue *q, batch_out *o, op_value end)
     emit_zone(q, o, q->label_track, GZ_ZONE_LABEL, f.name, f.begin_ticks, end.ticks, 0);
 }
 
+/* ---- render pass instances and commands ---------------------------------- */
+
+/* A pass or command zone that could not be timed: counted with its reason
+ * (GZ_VK_TIMED: lost). */
+static void pass_lost(batch_out *o, uint16_t why)
+{
+    if (why == GZ_VK_TIMED)
+        o->pass_drops++;
+    else
+        o->pass_untimed[why]++;
+}
+
+static void open_at(gz_vk_queue *q, batch_out *o, open_zone *z, const gz_vk_recording *rec,
+                    const gz_vk_op *op, op_value v)
+{
+    if (z->open)
+        o->pass_drops++; /* begun again before its end: the first is lost */
+    z->open = false;
+    if (!v.known) {
+        pass_lost(o, v.why);
+        return;
+    }
+    z->open = true;
+    z->begin_ticks = v.ticks;
+    z->name = z->detail = 0;
+    if (op->name < rec->ndescs)
+        gz_vk_describe(q, &rec->descs[op->name], &z->name, &z->detail);
+}
+
+static void close_at(gz_vk_queue *q, batch_out *o, open_zone *z, gz_zone_kind kind, op_value v)
+{
+    if (!z->open)
+        return;
+    z->open = false;
+    if (!v.known) {
+        pass_lost(o, v.why);
+        return;
+    }
+    ensure_passes_track(q);
+    emit_zone(q, o, q->passes_track, kind, z->name, z->begin_ticks, v.ticks, 0);
+    gz_item *it = z->detail ? item_push(q, &o->n) : NULL;
+    if (it)
+        *it = (gz_item){.type = GZ_ITEM_ZONE_DETAIL, .track = q->passes_track, .name = z->detail};
+}
+
+static void replay_pass_op(gz_vk_queue *q, batch_out *o, const gz_vk_recording *rec,
+                           const gz_vk_op *op, op_value v)
+{
+    switch (OP_KIND(op)) {
+    case OP_PASS_BEGIN:
+        if (op->kind & OP_F_RESUMES)
+            return; /* the instance suspended before goes on */
+        if (op->name == GZ_VK_NO_DESC && !v.known && !q->pass.open) {
+            pass_lost(o, v.why); /* not timed by design: no end follows */
+            return;
+        }
+        open_at(q, o, &q->pass, rec, op, v);
+        return;
+    case OP_PASS_END:
+        if (!(op->kind & OP_F_SUSPENDS))
+            close_at(q, o, &q->pass, GZ_ZONE_PASS, v);
+        return;
+    case OP_CMD_BEGIN:
+        if (op->name == GZ_VK_NO_DESC && !v.known) {
+            pass_lost(o, v.why);
+            return;
+        }
+        open_at(q, o, &q->cmd, rec, op, v);
+        return;
+    case OP_CMD_END:
+        close_at(q, o, &q->cmd, GZ_ZONE_COMMAND, v);
+        return;
+    default:
+        return;
+    }
+}
+
 /* The label ops of one execution of rec, with its values (NULL: lost, for
  * the reason lost_why; GZ_VK_TIMED: none given). */
 static void replay_labels(gz_vk_queue *q, batch_out *o, const gz_vk_recording *rec,
@@ -140,7 +234,9 @@ static void replay_labels(gz_vk_queue *q, batch_out *o, const gz_vk_recording *r
                 v.why = (uint16_t)lost_why; /* meant to be timed, values lost */
             }
         }
-        if (op->kind == OP_LABEL_BEGIN) {
+        if (OP_KIND(op) >= OP_PASS_BEGIN) {
+            replay_pass_op(q, o, rec, op, v);
+        } else if (OP_KIND(op) == OP_LABEL_BEGIN) {
             label_frame f = {.name = op->name, .begin_ticks = v.ticks};
             if (!v.known && v.why != GZ_VK_TIMED) {
                 f.untimed = true;
@@ -248,7 +344,7 @@ static uint32_t items_of(const gz_vk_record *r, const gz_vk_exec *execs)
     uint32_t n = 8 + 2 * r->nexecs;
     for (uint32_t i = 0; i < r->nexecs; i++)
         if (execs[i].kind == EXEC_PRIMARY && execs[i].rec)
-            n += execs[i].rec->nops;
+            n += 2 * execs[i].rec->nops; /* a zone and its details at most */
     return n;
 }
 
@@ -405,15 +501,22 @@ harvest_status gz_vk_harvest_batch(gz_vk_queue *q, const gz_vk_record *r,
     if (o.n && !gz_emit_n(q->scratch, o.n)) {
         gz_count_dropped_zones(q->track, o.zones);
         gz_count_dropped_zones(q->label_track, o.label_zones);
+        gz_count_dropped_zones(q->passes_track, o.pass_zones);
     }
-    uint64_t untimed = 0, cmdbuf_untimed = 0;
+    uint64_t untimed = 0, cmdbuf_untimed = 0, pass_untimed = 0;
     for (uint32_t k = 0; k < GZ_VK_UNTIMED_COUNT; k++) {
         if (k == GZ_VK_UNTIMED_LEVEL)
             continue; /* not asked for: not a loss */
         untimed += o.untimed[k];
         cmdbuf_untimed += o.cmdbuf_untimed[k];
-        gz_vk_count_untimed(dev, false, (gz_vk_untimed)k, o.untimed[k]);
-        gz_vk_count_untimed(dev, true, (gz_vk_untimed)k, o.cmdbuf_untimed[k]);
+        pass_untimed += o.pass_untimed[k];
+        gz_vk_count_untimed(dev, UNTIMED_LABELS, (gz_vk_untimed)k, o.untimed[k]);
+        gz_vk_count_untimed(dev, UNTIMED_CMDBUFS, (gz_vk_untimed)k, o.cmdbuf_untimed[k]);
+        gz_vk_count_untimed(dev, UNTIMED_PASSES, (gz_vk_untimed)k, o.pass_untimed[k]);
+    }
+    if (o.pass_drops || pass_untimed) {
+        ensure_passes_track(q);
+        gz_count_dropped_zones(q->passes_track, o.pass_drops + pass_untimed);
     }
     if (o.label_drops || untimed) {
         ensure_label_track(q);
@@ -461,8 +564,12 @@ void gz_vk_harvest_qlabel(gz_vk_queue *q, const gz_vk_record *r)
 
 void gz_vk_harvest_end(gz_vk_queue *q)
 {
-    /* Labels never ended by the app are lost zones. */
+    /* Labels never ended by the app are lost zones; so is a render pass
+     * instance suspended and never resumed. */
     uint64_t open = q->label_depth + q->label_overflow;
     if (open && q->label_track)
         gz_count_dropped_zones(q->label_track, open);
+    uint64_t open_passes = q->pass.open + q->cmd.open;
+    if (open_passes && q->passes_track)
+        gz_count_dropped_zones(q->passes_track, open_passes);
 }

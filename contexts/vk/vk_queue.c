@@ -96,6 +96,11 @@ void gz_vk_queue_set_name(gz_vk_queue *q, const char *name)
         snprintf(label_name, sizeof label_name, "%s labels", q->name);
         gz_track_set_name(q->label_track, label_name);
     }
+    if (q->passes_track) {
+        char passes_name[sizeof q->name + 8];
+        snprintf(passes_name, sizeof passes_name, "%s passes", q->name);
+        gz_track_set_name(q->passes_track, passes_name);
+    }
     if (q->frame_track) {
         char frame_name[sizeof q->name + 8];
         frame_track_name(q, frame_name, sizeof frame_name);
@@ -370,6 +375,7 @@ void gz_vk_queue_destroy(gz_vk_queue *q)
      * before this): the tracks end, labels first since they share the
      * queue's clock. */
     gz_track_end(q->label_track);
+    gz_track_end(q->passes_track);
     gz_track_end(q->frame_track);
     gz_track_end(q->track);
     pthread_mutex_destroy(&q->lock);

@@ -8,9 +8,12 @@
  * that resumption, and only the first action tells. Labels begun before
  * that share the begin's timestamp (nothing ran between them). Its end
  * timestamp goes at vkEndCommandBuffer, unless the recording ends with a
- * render pass suspended. Labels in between get a timestamp each, where one
- * may be written: not between a suspension and its resumption; in a
- * multiview subpass one query per view, reserved together.
+ * render pass suspended. Labels in between get a timestamp where one may be
+ * written: not between a suspension and its resumption; in a multiview
+ * subpass one query per view, reserved together. Points with nothing
+ * recorded between them share one timestamp (a label's end and the next
+ * one's begin). Render pass instances and commands (the passes and
+ * commands levels) are timed the same way (vk_passes.c).
  *
  * Every timestamp is BOTTOM_OF_PIPE: it waits for the work recorded before
  * it, so timestamps are monotonic in recording order, sibling regions never
@@ -47,8 +50,6 @@ static gz_vk_untimed untimed_reason(gz_vk_device *dev, const gz_vk_cmdbuf *cb, b
     return why;
 }
 
-static bool render_pass_views(VkRenderPass pass, uint32_t subpass, uint32_t *mask);
-
 /* The views of the render pass a secondary continues (multiview). */
 static uint32_t inherited_views(const VkCommandBufferBeginInfo *info)
 {
@@ -60,7 +61,7 @@ static uint32_t inherited_views(const VkCommandBufferBeginInfo *info)
             return ((const VkCommandBufferInheritanceRenderingInfo *)s)->viewMask;
     uint32_t mask = 0;
     if (inh->renderPass)
-        render_pass_views(inh->renderPass, inh->subpass, &mask);
+        gz_vk_render_pass_views(inh->renderPass, inh->subpass, &mask);
     return mask;
 }
 
@@ -92,6 +93,8 @@ static gz_vk_recording *take_recording(gz_vk_device *dev)
     rec->set.chunks_cap = keep.set.chunks_cap;
     rec->set.ranges = keep.set.ranges;
     rec->set.ranges_cap = keep.set.ranges_cap;
+    rec->descs = keep.descs;
+    rec->descs_cap = keep.descs_cap;
     return rec;
 }
 
@@ -99,6 +102,7 @@ static void free_recording(gz_vk_recording *rec)
 {
     free(rec->secs);
     free(rec->ops);
+    free(rec->descs);
     free(rec->set.chunks);
     free(rec->set.ranges);
     free(rec);
@@ -130,6 +134,7 @@ gz_vk_recording *gz_vk_recording_new(gz_vk_cmdbuf *cb, const VkCommandBufferBegi
     rec->untimed = untimed_reason(dev, cb, rec->simultaneous, &rec->cmdbuf_untimed);
     rec->timed = rec->cmdbuf_untimed == GZ_VK_TIMED &&
                  (!rec->secondary || rec->untimed == GZ_VK_TIMED);
+    rec->passes_untimed = dev->level < GZ_LEVEL_PASSES ? GZ_VK_UNTIMED_LEVEL : rec->untimed;
     rec->begin_value = rec->end_value = GZ_VK_NO_QUERY;
     rec->first.rec = rec;
     if (rec->secondary && info) {
@@ -177,7 +182,7 @@ static uint32_t popcount(uint32_t v)
 }
 
 /* Writes one timestamp into cb now: its value index, or GZ_VK_NO_QUERY with
- * the reason in *why. */
+ * the reason in *why. The point it marks is valid until the next action. */
 static uint32_t write_timestamp(gz_vk_recording *rec, VkCommandBuffer cb, gz_vk_untimed *why)
 {
     if (rec->suspended) {
@@ -200,7 +205,37 @@ static uint32_t write_timestamp(gz_vk_recording *rec, VkCommandBuffer cb, gz_vk_
     rec->dev->info.fns.CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
                                          gz_vk_query_pool(rec->dev, query),
                                          gz_vk_query_index(query));
+    rec->point_valid = true;
+    rec->point_value = value;
+    rec->point_label = 0xff;
     return value;
+}
+
+gz_vk_op *gz_vk_rec_op(gz_vk_recording *rec)
+{
+    if (rec->nops == rec->ops_cap) {
+        uint32_t cap = rec->ops_cap ? rec->ops_cap * 2 : 8;
+        gz_vk_op *ops = realloc(rec->ops, cap * sizeof *ops);
+        if (!ops)
+            return NULL;
+        rec->ops = ops;
+        rec->ops_cap = cap;
+    }
+    return &rec->ops[rec->nops++];
+}
+
+uint32_t gz_vk_rec_stamp(gz_vk_recording *rec, VkCommandBuffer cb, gz_vk_untimed *why)
+{
+    *why = GZ_VK_TIMED;
+    uint32_t v = rec->point_valid ? rec->point_value : write_timestamp(rec, cb, why);
+    /* The command open since the last point ends here. */
+    if (rec->open_cmd) {
+        rec->open_cmd = false;
+        gz_vk_op *op = gz_vk_rec_op(rec);
+        if (op)
+            *op = (gz_vk_op){.kind = OP_CMD_END, .value = v, .untimed = (uint16_t)*why};
+    }
+    return v;
 }
 
 /* The recording's first action: its begin, and the labels begun or ended
@@ -217,7 +252,7 @@ static void first_action(gz_vk_recording *rec, VkCommandBuffer cb, bool resumes)
     if (!rec->timed)
         return;
     gz_vk_untimed why = GZ_VK_UNTIMED_SUSPENDED;
-    uint32_t v = resumes ? GZ_VK_NO_QUERY : write_timestamp(rec, cb, &why);
+    uint32_t v = resumes ? GZ_VK_NO_QUERY : gz_vk_rec_stamp(rec, cb, &why);
     rec->begin_value = v;
     if (v == GZ_VK_NO_QUERY)
         rec->cmdbuf_untimed = why;
@@ -231,89 +266,43 @@ static void first_action(gz_vk_recording *rec, VkCommandBuffer cb, bool resumes)
 
 void gz_vk_recording_action(gz_vk_recording *rec, VkCommandBuffer cb)
 {
-    if (!rec->acted && !rec->ended)
+    if (rec->ended)
+        return;
+    if (!rec->acted)
         first_action(rec, cb, false);
+    rec->point_valid = false; /* work follows the last timestamp */
 }
 
-static gz_vk_op *push_op(gz_vk_recording *rec)
+void gz_vk_rec_first_action(gz_vk_recording *rec, VkCommandBuffer cb, bool resumes)
 {
-    if (rec->nops == rec->ops_cap) {
-        uint32_t cap = rec->ops_cap ? rec->ops_cap * 2 : 8;
-        gz_vk_op *ops = realloc(rec->ops, cap * sizeof *ops);
-        if (!ops)
-            return NULL;
-        rec->ops = ops;
-        rec->ops_cap = cap;
-    }
-    return &rec->ops[rec->nops++];
+    if (!rec->acted)
+        first_action(rec, cb, resumes);
 }
 
 void gz_vk_recording_label(gz_vk_recording *rec, VkCommandBuffer cb, op_kind kind, uint32_t name)
 {
     if (rec->ended)
         return; /* not recording: the app's error, the validation layer's to report */
-    gz_vk_op *op = push_op(rec);
-    if (!op)
+    if (rec->untimed != GZ_VK_TIMED || !rec->acted) {
+        /* Untimed, or waiting for the first action's timestamp. */
+        gz_vk_op *op = gz_vk_rec_op(rec);
+        if (op)
+            *op = (gz_vk_op){.kind = (uint16_t)kind, .name = name, .value = GZ_VK_NO_QUERY,
+                             .untimed = (uint16_t)rec->untimed};
         return;
-    *op = (gz_vk_op){.kind = (uint16_t)kind, .name = name, .value = GZ_VK_NO_QUERY,
-                     .untimed = (uint16_t)rec->untimed};
-    if (rec->untimed != GZ_VK_TIMED || !rec->acted)
-        return; /* untimed, or waiting for the first action's timestamp */
-    gz_vk_untimed why = GZ_VK_TIMED;
-    op->value = write_timestamp(rec, cb, &why);
-    op->untimed = (uint16_t)why;
-}
-
-/* ---- render pass instances ---------------------------------------------- */
-
-void gz_vk_recording_rendering_begin(gz_vk_recording *rec, VkCommandBuffer cb,
-                                     VkRenderingFlags flags)
-{
-    bool resumes = flags & VK_RENDERING_RESUMING_BIT;
-    if (!rec->acted)
-        first_action(rec, cb, resumes);
-}
-
-void gz_vk_recording_rendering_begun(gz_vk_recording *rec, VkRenderingFlags flags,
-                                     uint32_t view_mask)
-{
-    rec->in_pass = rec->rendering = true;
-    rec->view_mask = view_mask;
-    rec->suspended = false;
-    /* Remembered until its end: a suspending instance leaves the
-     * recording suspended. */
-    rec->suspending = (flags & VK_RENDERING_SUSPENDING_BIT) != 0;
-}
-
-void gz_vk_recording_rendering_end(gz_vk_recording *rec)
-{
-    rec->in_pass = rec->rendering = false;
-    rec->view_mask = 0;
-    rec->suspended = rec->suspending;
-    rec->suspending = false;
-}
-
-void gz_vk_recording_render_pass_begun(gz_vk_recording *rec, VkRenderPass pass)
-{
-    rec->in_pass = true;
-    rec->pass = pass;
-    rec->subpass = 0;
-    rec->view_mask = 0;
-    render_pass_views(pass, 0, &rec->view_mask);
-}
-
-void gz_vk_recording_next_subpass(gz_vk_recording *rec)
-{
-    rec->subpass++;
-    rec->view_mask = 0;
-    render_pass_views(rec->pass, rec->subpass, &rec->view_mask);
-}
-
-void gz_vk_recording_render_pass_end(gz_vk_recording *rec)
-{
-    rec->in_pass = false;
-    rec->pass = VK_NULL_HANDLE;
-    rec->view_mask = 0;
+    }
+    /* Two begins (or two ends) in a row get a timestamp each: a region and
+     * the one inside it must not look the same. An end and the next begin
+     * share one. */
+    if (rec->point_valid && rec->point_label == kind)
+        rec->point_valid = false;
+    gz_vk_untimed why;
+    uint32_t v = gz_vk_rec_stamp(rec, cb, &why);
+    rec->point_label = (uint8_t)kind;
+    gz_vk_op *op = gz_vk_rec_op(rec);
+    if (op)
+        *op = (gz_vk_op){.kind = (uint16_t)kind, .name = name, .value = v,
+                         .untimed = (uint16_t)why};
 }
 
 /* ---- secondaries ---------------------------------------------------------- */
@@ -339,6 +328,13 @@ void gz_vk_recording_execute(gz_vk_recording *rec, VkCommandBuffer cb,
     if (rec->ended)
         return;
     gz_vk_recording_action(rec, cb);
+    /* The secondaries' commands are theirs: none of ours stays open across
+     * them. */
+    if (rec->open_cmd) {
+        gz_vk_untimed why;
+        gz_vk_rec_stamp(rec, cb, &why);
+        rec->point_valid = false;
+    }
     for (uint32_t i = 0; i < n; i++) {
         gz_vk_recording *src = secs[i];
         if (!src || !__atomic_load_n(&src->ended, __ATOMIC_ACQUIRE))
@@ -355,18 +351,38 @@ void gz_vk_recording_execute(gz_vk_recording *rec, VkCommandBuffer cb,
                 block = rec->nsecs;
             }
         }
+        uint32_t desc_base = rec->ndescs;
+        for (uint32_t j = 0; j < src->ndescs; j++)
+            gz_vk_rec_desc(rec, &src->descs[j]);
         for (uint32_t j = 0; j < src->nops; j++) {
-            gz_vk_op *op = push_op(rec);
+            gz_vk_op *op = gz_vk_rec_op(rec);
             if (!op)
                 return;
             *op = src->ops[j];
             op->block = block;
+            if (OP_KIND(op) >= OP_PASS_BEGIN && op->name != GZ_VK_NO_DESC)
+                op->name = op->name + desc_base < rec->ndescs ? op->name + desc_base
+                                                               : GZ_VK_NO_DESC;
             if (!block && op->value != GZ_VK_NO_QUERY) {
                 op->value = GZ_VK_NO_QUERY;
                 op->untimed = GZ_VK_UNTIMED_POOL;
             }
         }
     }
+}
+
+uint32_t gz_vk_rec_desc(gz_vk_recording *rec, const gz_vk_desc *d)
+{
+    if (rec->ndescs == rec->descs_cap) {
+        uint32_t cap = rec->descs_cap ? rec->descs_cap * 2 : 16;
+        gz_vk_desc *descs = realloc(rec->descs, cap * sizeof *descs);
+        if (!descs)
+            return GZ_VK_NO_DESC;
+        rec->descs = descs;
+        rec->descs_cap = cap;
+    }
+    rec->descs[rec->ndescs] = *d;
+    return rec->ndescs++;
 }
 
 /* ---- the end ---------------------------------------------------------------- */
@@ -411,7 +427,7 @@ static void finish_layout(gz_vk_recording *rec)
 static void name_after_first_label(gz_vk_recording *rec, uint32_t cache[2])
 {
     for (uint32_t i = 0; i < rec->nops; i++) {
-        if (rec->ops[i].kind != OP_LABEL_BEGIN)
+        if (OP_KIND(&rec->ops[i]) != OP_LABEL_BEGIN)
             continue;
         if (cache[0] && cache[0] == rec->ops[i].name) {
             rec->default_name = cache[1];
@@ -435,11 +451,21 @@ void gz_vk_recording_end(gz_vk_recording *rec, VkCommandBuffer cb, uint32_t name
     /* Ending with a render pass suspended: no slot may follow it either. */
     if (rec->suspended && !rec->secondary)
         rec->cmdbuf_untimed = GZ_VK_UNTIMED_SUSPENDED;
+    if (rec->timed && rec->secondary && rec->open_cmd && !rec->suspended) {
+        /* Its last command ends here, inside it. */
+        gz_vk_untimed why;
+        gz_vk_rec_stamp(rec, cb, &why);
+    }
     if (rec->timed && !rec->secondary) {
         if (!rec->acted)
             first_action(rec, cb, false); /* nothing was recorded: a zone of no length */
         gz_vk_untimed why = GZ_VK_TIMED;
-        rec->end_value = write_timestamp(rec, cb, &why);
+        /* Not the point of a label's end: a queue label around the command
+         * buffer would look the same as the label inside it. */
+        if (rec->point_valid && rec->point_label == OP_LABEL_END)
+            rec->point_valid = false;
+        rec->end_value = rec->suspended ? (why = GZ_VK_UNTIMED_SUSPENDED, GZ_VK_NO_QUERY)
+                                        : gz_vk_rec_stamp(rec, cb, &why);
         if (rec->end_value == GZ_VK_NO_QUERY && rec->cmdbuf_untimed == GZ_VK_TIMED)
             rec->cmdbuf_untimed = why;
         /* Where results are copied, its values and its secondaries' go to
@@ -456,58 +482,16 @@ void gz_vk_recording_end(gz_vk_recording *rec, VkCommandBuffer cb, uint32_t name
             rec->copied = true;
         }
     }
+    if (rec->open_cmd) {
+        /* Ended with a render pass suspended: its last command's end
+         * cannot be written. */
+        rec->open_cmd = false;
+        gz_vk_op *op = gz_vk_rec_op(rec);
+        if (op)
+            *op = (gz_vk_op){.kind = OP_CMD_END, .value = GZ_VK_NO_QUERY,
+                             .untimed = GZ_VK_UNTIMED_SUSPENDED};
+    }
     finish_layout(rec);
     name_after_first_label(rec, name_cache);
     __atomic_store_n(&rec->ended, true, __ATOMIC_RELEASE);
-}
-
-/* ---- render passes, for their views -------------------------------------- */
-
-typedef struct render_pass {
-    gz_handle_node node;
-    uint32_t subpasses;
-    uint32_t view_masks[];
-} render_pass;
-
-static gz_handle_map render_passes = GZ_HANDLE_MAP_INITIALIZER;
-
-void gz_vk_render_pass_add(gz_vk_device *dev, VkRenderPass pass, const uint32_t *view_masks,
-                           uint32_t subpasses)
-{
-    (void)dev;
-    bool any = false;
-    for (uint32_t i = 0; i < subpasses; i++)
-        any |= view_masks[i] != 0;
-    if (!any)
-        return; /* no multiview: nothing to remember */
-    render_pass *rp = malloc(sizeof *rp + subpasses * sizeof rp->view_masks[0]);
-    if (!rp) {
-        static int once;
-        gz_log_once(&once, "out of memory for a multiview render pass; timestamps inside it "
-                           "may be missing");
-        return;
-    }
-    rp->subpasses = subpasses;
-    memcpy(rp->view_masks, view_masks, subpasses * sizeof rp->view_masks[0]);
-    gz_handle_node *old = gz_handle_map_put(&render_passes, GZ_HANDLE_KEY(pass), &rp->node);
-    if (old)
-        free(gz_container_of(old, render_pass, node));
-}
-
-void gz_vk_render_pass_remove(VkRenderPass pass)
-{
-    gz_handle_node *n = pass ? gz_handle_map_remove(&render_passes, GZ_HANDLE_KEY(pass)) : NULL;
-    if (n)
-        free(gz_container_of(n, render_pass, node));
-}
-
-/* A render pass without multiview is not in the map: no views. */
-static bool render_pass_views(VkRenderPass pass, uint32_t subpass, uint32_t *mask)
-{
-    gz_handle_node *n = pass ? gz_handle_map_get(&render_passes, GZ_HANDLE_KEY(pass)) : NULL;
-    if (!n)
-        return false;
-    const render_pass *rp = gz_container_of(n, render_pass, node);
-    *mask = subpass < rp->subpasses ? rp->view_masks[subpass] : 0;
-    return true;
 }

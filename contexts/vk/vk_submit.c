@@ -258,7 +258,7 @@ void gz_vk_submit_untouched(gz_vk_submit *s, uint32_t n, bool protected_batch)
 {
     gz_vk_device *dev = s->q->dev;
     uint64_t zones = dev->level >= GZ_LEVEL_CMDBUF ? 1 + n : 1;
-    gz_vk_count_untimed(dev, true,
+    gz_vk_count_untimed(dev, UNTIMED_CMDBUFS,
                         protected_batch ? GZ_VK_UNTIMED_PROTECTED : GZ_VK_UNTIMED_DEVICE_GROUP,
                         zones);
     gz_count_dropped_zones(s->q->track, zones);

@@ -1,9 +1,8 @@
-/* Action and synchronization commands, and render pass instances: each is
- * passed down as it is, after the context has had its say (a command
- * buffer's begin timestamp goes just before its first action; a timestamp
- * inside a render pass needs to know which one it is in). */
-#include <stdlib.h>
-
+/* Action and synchronization commands: each is passed down as it is, after
+ * the context has had its say. A command buffer's begin timestamp goes just
+ * before its first action; at the passes and commands levels a draw,
+ * dispatch, copy, clear or resolve is described from its arguments for
+ * its zone (gz_vk_cmdbuf_command). */
 #include "gz_layer.h"
 
 /* A hook that tells the context an action comes, then passes it down. */
@@ -17,88 +16,167 @@
         dev->fns.name args;                                                                        \
     }
 
-ACTION(CmdDraw, (VkCommandBuffer cb, uint32_t a, uint32_t b, uint32_t c_, uint32_t d),
-       (cb, a, b, c_, d))
-ACTION(CmdDrawIndexed,
-       (VkCommandBuffer cb, uint32_t a, uint32_t b, uint32_t c_, int32_t d, uint32_t e),
-       (cb, a, b, c_, d, e))
-ACTION(CmdDrawIndirect, (VkCommandBuffer cb, VkBuffer b, VkDeviceSize o, uint32_t n, uint32_t s),
-       (cb, b, o, n, s))
-ACTION(CmdDrawIndexedIndirect,
-       (VkCommandBuffer cb, VkBuffer b, VkDeviceSize o, uint32_t n, uint32_t s), (cb, b, o, n, s))
-ACTION(CmdDrawIndirectCount,
-       (VkCommandBuffer cb, VkBuffer b, VkDeviceSize o, VkBuffer cbuf, VkDeviceSize co,
-        uint32_t n, uint32_t s),
-       (cb, b, o, cbuf, co, n, s))
-ACTION(CmdDrawIndexedIndirectCount,
-       (VkCommandBuffer cb, VkBuffer b, VkDeviceSize o, VkBuffer cbuf, VkDeviceSize co,
-        uint32_t n, uint32_t s),
-       (cb, b, o, cbuf, co, n, s))
-ACTION(CmdDispatch, (VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z), (cb, x, y, z))
-ACTION(CmdDispatchIndirect, (VkCommandBuffer cb, VkBuffer b, VkDeviceSize o), (cb, b, o))
-ACTION(CmdDispatchBase,
-       (VkCommandBuffer cb, uint32_t bx, uint32_t by, uint32_t bz, uint32_t x, uint32_t y,
-        uint32_t z),
-       (cb, bx, by, bz, x, y, z))
-ACTION(CmdCopyBuffer,
-       (VkCommandBuffer cb, VkBuffer s, VkBuffer d, uint32_t n, const VkBufferCopy *r),
-       (cb, s, d, n, r))
-ACTION(CmdCopyImage,
-       (VkCommandBuffer cb, VkImage s, VkImageLayout sl, VkImage d, VkImageLayout dl, uint32_t n,
-        const VkImageCopy *r),
-       (cb, s, sl, d, dl, n, r))
-ACTION(CmdBlitImage,
-       (VkCommandBuffer cb, VkImage s, VkImageLayout sl, VkImage d, VkImageLayout dl, uint32_t n,
-        const VkImageBlit *r, VkFilter f),
-       (cb, s, sl, d, dl, n, r, f))
-ACTION(CmdCopyBufferToImage,
-       (VkCommandBuffer cb, VkBuffer s, VkImage d, VkImageLayout dl, uint32_t n,
-        const VkBufferImageCopy *r),
-       (cb, s, d, dl, n, r))
-ACTION(CmdCopyImageToBuffer,
-       (VkCommandBuffer cb, VkImage s, VkImageLayout sl, VkBuffer d, uint32_t n,
-        const VkBufferImageCopy *r),
-       (cb, s, sl, d, n, r))
-ACTION(CmdUpdateBuffer,
-       (VkCommandBuffer cb, VkBuffer d, VkDeviceSize o, VkDeviceSize n, const void *p),
-       (cb, d, o, n, p))
-ACTION(CmdFillBuffer,
-       (VkCommandBuffer cb, VkBuffer d, VkDeviceSize o, VkDeviceSize n, uint32_t v),
-       (cb, d, o, n, v))
-ACTION(CmdClearColorImage,
-       (VkCommandBuffer cb, VkImage i, VkImageLayout l, const VkClearColorValue *v, uint32_t n,
-        const VkImageSubresourceRange *r),
-       (cb, i, l, v, n, r))
-ACTION(CmdClearDepthStencilImage,
-       (VkCommandBuffer cb, VkImage i, VkImageLayout l, const VkClearDepthStencilValue *v,
-        uint32_t n, const VkImageSubresourceRange *r),
-       (cb, i, l, v, n, r))
-ACTION(CmdClearAttachments,
-       (VkCommandBuffer cb, uint32_t na, const VkClearAttachment *a, uint32_t nr,
-        const VkClearRect *r),
-       (cb, na, a, nr, r))
-ACTION(CmdResolveImage,
-       (VkCommandBuffer cb, VkImage s, VkImageLayout sl, VkImage d, VkImageLayout dl, uint32_t n,
-        const VkImageResolve *r),
-       (cb, s, sl, d, dl, n, r))
-ACTION(CmdCopyBuffer2, (VkCommandBuffer cb, const VkCopyBufferInfo2 *i), (cb, i))
-ACTION(CmdCopyImage2, (VkCommandBuffer cb, const VkCopyImageInfo2 *i), (cb, i))
-ACTION(CmdBlitImage2, (VkCommandBuffer cb, const VkBlitImageInfo2 *i), (cb, i))
-ACTION(CmdCopyBufferToImage2, (VkCommandBuffer cb, const VkCopyBufferToImageInfo2 *i), (cb, i))
-ACTION(CmdCopyImageToBuffer2, (VkCommandBuffer cb, const VkCopyImageToBufferInfo2 *i), (cb, i))
-ACTION(CmdResolveImage2, (VkCommandBuffer cb, const VkResolveImageInfo2 *i), (cb, i))
+/* The same for a command that gets a zone of its own where the level asks
+ * for it: describe fills gz_vk_desc d from the arguments. */
+#define COMMAND(name, params, args, describe)                                                      \
+    VKAPI_ATTR void VKAPI_CALL gz_hook_##name params                                              \
+    {                                                                                              \
+        gz_vk_cmdbuf *c;                                                                           \
+        layer_device *dev = gz_layer_cmdbuf(cb, &c);                                               \
+        if (c && gz_vk_cmdbuf_describes(c)) {                                                      \
+            gz_vk_desc d = {0};                                                                    \
+            describe;                                                                              \
+            gz_vk_cmdbuf_command(c, &d);                                                           \
+        } else if (c) {                                                                            \
+            gz_vk_cmdbuf_action(c);                                                                \
+        }                                                                                          \
+        dev->fns.name args;                                                                        \
+    }
+
+#define DESC(t, ...) (d = (gz_vk_desc){.type = (t), __VA_ARGS__})
+
+static void buffer_bytes(gz_vk_desc *d, uint64_t bytes)
+{
+    d->a = (uint32_t)bytes;
+    d->b = (uint32_t)(bytes >> 32);
+}
+
+static uint64_t copy_bytes(uint32_t n, const VkBufferCopy *r)
+{
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < n; i++)
+        sum += r[i].size;
+    return sum;
+}
+
+static uint64_t copy2_bytes(uint32_t n, const VkBufferCopy2 *r)
+{
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < n; i++)
+        sum += r[i].size;
+    return sum;
+}
+
+COMMAND(CmdDraw, (VkCommandBuffer cb, uint32_t v, uint32_t i, uint32_t fv, uint32_t fi),
+        (cb, v, i, fv, fi), DESC(GZ_VK_DESC_DRAW, .a = v, .b = i))
+COMMAND(CmdDrawIndexed,
+        (VkCommandBuffer cb, uint32_t n, uint32_t i, uint32_t fi, int32_t vo, uint32_t fin),
+        (cb, n, i, fi, vo, fin), DESC(GZ_VK_DESC_DRAW_INDEXED, .a = n, .b = i))
+COMMAND(CmdDrawIndirect, (VkCommandBuffer cb, VkBuffer b, VkDeviceSize o, uint32_t n, uint32_t s),
+        (cb, b, o, n, s), DESC(GZ_VK_DESC_DRAW_INDIRECT, .a = n))
+COMMAND(CmdDrawIndexedIndirect,
+        (VkCommandBuffer cb, VkBuffer b, VkDeviceSize o, uint32_t n, uint32_t s), (cb, b, o, n, s),
+        DESC(GZ_VK_DESC_DRAW_INDEXED_INDIRECT, .a = n))
+COMMAND(CmdDrawIndirectCount,
+        (VkCommandBuffer cb, VkBuffer b, VkDeviceSize o, VkBuffer cbuf, VkDeviceSize co,
+         uint32_t n, uint32_t s),
+        (cb, b, o, cbuf, co, n, s), DESC(GZ_VK_DESC_DRAW_INDIRECT_COUNT, .a = n))
+COMMAND(CmdDrawIndexedIndirectCount,
+        (VkCommandBuffer cb, VkBuffer b, VkDeviceSize o, VkBuffer cbuf, VkDeviceSize co,
+         uint32_t n, uint32_t s),
+        (cb, b, o, cbuf, co, n, s), DESC(GZ_VK_DESC_DRAW_INDEXED_INDIRECT_COUNT, .a = n))
+COMMAND(CmdDispatch, (VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z), (cb, x, y, z),
+        DESC(GZ_VK_DESC_DISPATCH, .a = x, .b = y, .c = z))
+COMMAND(CmdDispatchIndirect, (VkCommandBuffer cb, VkBuffer b, VkDeviceSize o), (cb, b, o),
+        DESC(GZ_VK_DESC_DISPATCH_INDIRECT))
+COMMAND(CmdDispatchBase,
+        (VkCommandBuffer cb, uint32_t bx, uint32_t by, uint32_t bz, uint32_t x, uint32_t y,
+         uint32_t z),
+        (cb, bx, by, bz, x, y, z), DESC(GZ_VK_DESC_DISPATCH, .a = x, .b = y, .c = z))
+COMMAND(CmdCopyBuffer,
+        (VkCommandBuffer cb, VkBuffer s, VkBuffer dst, uint32_t n, const VkBufferCopy *r),
+        (cb, s, dst, n, r), (DESC(GZ_VK_DESC_COPY_BUFFER), buffer_bytes(&d, copy_bytes(n, r))))
+COMMAND(CmdCopyImage,
+        (VkCommandBuffer cb, VkImage s, VkImageLayout sl, VkImage dst, VkImageLayout dl,
+         uint32_t n, const VkImageCopy *r),
+        (cb, s, sl, dst, dl, n, r),
+        DESC(GZ_VK_DESC_COPY_IMAGE, .a = n ? r[0].extent.width : 0, .b = n ? r[0].extent.height : 0))
+COMMAND(CmdBlitImage,
+        (VkCommandBuffer cb, VkImage s, VkImageLayout sl, VkImage dst, VkImageLayout dl,
+         uint32_t n, const VkImageBlit *r, VkFilter f),
+        (cb, s, sl, dst, dl, n, r, f),
+        DESC(GZ_VK_DESC_BLIT, .a = n ? (uint32_t)(r[0].srcOffsets[1].x - r[0].srcOffsets[0].x) : 0,
+             .b = n ? (uint32_t)(r[0].srcOffsets[1].y - r[0].srcOffsets[0].y) : 0,
+             .c = n ? (uint32_t)(r[0].dstOffsets[1].x - r[0].dstOffsets[0].x) : 0,
+             .d = n ? (uint32_t)(r[0].dstOffsets[1].y - r[0].dstOffsets[0].y) : 0))
+COMMAND(CmdCopyBufferToImage,
+        (VkCommandBuffer cb, VkBuffer s, VkImage dst, VkImageLayout dl, uint32_t n,
+         const VkBufferImageCopy *r),
+        (cb, s, dst, dl, n, r),
+        DESC(GZ_VK_DESC_COPY_BUFFER_IMAGE, .a = n ? r[0].imageExtent.width : 0,
+             .b = n ? r[0].imageExtent.height : 0))
+COMMAND(CmdCopyImageToBuffer,
+        (VkCommandBuffer cb, VkImage s, VkImageLayout sl, VkBuffer dst, uint32_t n,
+         const VkBufferImageCopy *r),
+        (cb, s, sl, dst, n, r),
+        DESC(GZ_VK_DESC_COPY_IMAGE_BUFFER, .a = n ? r[0].imageExtent.width : 0,
+             .b = n ? r[0].imageExtent.height : 0))
+COMMAND(CmdUpdateBuffer,
+        (VkCommandBuffer cb, VkBuffer dst, VkDeviceSize o, VkDeviceSize n, const void *p),
+        (cb, dst, o, n, p), DESC(GZ_VK_DESC_UPDATE, .a = (uint32_t)n))
+COMMAND(CmdFillBuffer,
+        (VkCommandBuffer cb, VkBuffer dst, VkDeviceSize o, VkDeviceSize n, uint32_t v),
+        (cb, dst, o, n, v), (DESC(GZ_VK_DESC_FILL), buffer_bytes(&d, n)))
+COMMAND(CmdClearColorImage,
+        (VkCommandBuffer cb, VkImage i, VkImageLayout l, const VkClearColorValue *v, uint32_t n,
+         const VkImageSubresourceRange *r),
+        (cb, i, l, v, n, r), DESC(GZ_VK_DESC_CLEAR_COLOR))
+COMMAND(CmdClearDepthStencilImage,
+        (VkCommandBuffer cb, VkImage i, VkImageLayout l, const VkClearDepthStencilValue *v,
+         uint32_t n, const VkImageSubresourceRange *r),
+        (cb, i, l, v, n, r), DESC(GZ_VK_DESC_CLEAR_DEPTH))
+COMMAND(CmdClearAttachments,
+        (VkCommandBuffer cb, uint32_t na, const VkClearAttachment *a, uint32_t nr,
+         const VkClearRect *r),
+        (cb, na, a, nr, r), DESC(GZ_VK_DESC_CLEAR_ATTACHMENTS, .a = na))
+COMMAND(CmdResolveImage,
+        (VkCommandBuffer cb, VkImage s, VkImageLayout sl, VkImage dst, VkImageLayout dl,
+         uint32_t n, const VkImageResolve *r),
+        (cb, s, sl, dst, dl, n, r),
+        DESC(GZ_VK_DESC_RESOLVE, .a = n ? r[0].extent.width : 0, .b = n ? r[0].extent.height : 0))
+COMMAND(CmdCopyBuffer2, (VkCommandBuffer cb, const VkCopyBufferInfo2 *i), (cb, i),
+        (DESC(GZ_VK_DESC_COPY_BUFFER), buffer_bytes(&d, copy2_bytes(i->regionCount, i->pRegions))))
+COMMAND(CmdCopyImage2, (VkCommandBuffer cb, const VkCopyImageInfo2 *i), (cb, i),
+        DESC(GZ_VK_DESC_COPY_IMAGE, .a = i->regionCount ? i->pRegions[0].extent.width : 0,
+             .b = i->regionCount ? i->pRegions[0].extent.height : 0))
+COMMAND(CmdBlitImage2, (VkCommandBuffer cb, const VkBlitImageInfo2 *i), (cb, i),
+        DESC(GZ_VK_DESC_BLIT,
+             .a = i->regionCount ? (uint32_t)(i->pRegions[0].srcOffsets[1].x -
+                                              i->pRegions[0].srcOffsets[0].x)
+                                 : 0,
+             .b = i->regionCount ? (uint32_t)(i->pRegions[0].srcOffsets[1].y -
+                                              i->pRegions[0].srcOffsets[0].y)
+                                 : 0,
+             .c = i->regionCount ? (uint32_t)(i->pRegions[0].dstOffsets[1].x -
+                                              i->pRegions[0].dstOffsets[0].x)
+                                 : 0,
+             .d = i->regionCount ? (uint32_t)(i->pRegions[0].dstOffsets[1].y -
+                                              i->pRegions[0].dstOffsets[0].y)
+                                 : 0))
+COMMAND(CmdCopyBufferToImage2, (VkCommandBuffer cb, const VkCopyBufferToImageInfo2 *i), (cb, i),
+        DESC(GZ_VK_DESC_COPY_BUFFER_IMAGE,
+             .a = i->regionCount ? i->pRegions[0].imageExtent.width : 0,
+             .b = i->regionCount ? i->pRegions[0].imageExtent.height : 0))
+COMMAND(CmdCopyImageToBuffer2, (VkCommandBuffer cb, const VkCopyImageToBufferInfo2 *i), (cb, i),
+        DESC(GZ_VK_DESC_COPY_IMAGE_BUFFER,
+             .a = i->regionCount ? i->pRegions[0].imageExtent.width : 0,
+             .b = i->regionCount ? i->pRegions[0].imageExtent.height : 0))
+COMMAND(CmdResolveImage2, (VkCommandBuffer cb, const VkResolveImageInfo2 *i), (cb, i),
+        DESC(GZ_VK_DESC_RESOLVE, .a = i->regionCount ? i->pRegions[0].extent.width : 0,
+             .b = i->regionCount ? i->pRegions[0].extent.height : 0))
+
 ACTION(CmdPipelineBarrier,
-       (VkCommandBuffer cb, VkPipelineStageFlags s, VkPipelineStageFlags d,
+       (VkCommandBuffer cb, VkPipelineStageFlags s, VkPipelineStageFlags dst,
         VkDependencyFlags f, uint32_t nm, const VkMemoryBarrier *m, uint32_t nb,
         const VkBufferMemoryBarrier *b, uint32_t ni, const VkImageMemoryBarrier *i),
-       (cb, s, d, f, nm, m, nb, b, ni, i))
+       (cb, s, dst, f, nm, m, nb, b, ni, i))
 ACTION(CmdPipelineBarrier2, (VkCommandBuffer cb, const VkDependencyInfo *i), (cb, i))
 ACTION(CmdPipelineBarrier2KHR, (VkCommandBuffer cb, const VkDependencyInfo *i), (cb, i))
 ACTION(CmdWaitEvents,
        (VkCommandBuffer cb, uint32_t ne, const VkEvent *e, VkPipelineStageFlags s,
-        VkPipelineStageFlags d, uint32_t nm, const VkMemoryBarrier *m, uint32_t nb,
+        VkPipelineStageFlags dst, uint32_t nm, const VkMemoryBarrier *m, uint32_t nb,
         const VkBufferMemoryBarrier *b, uint32_t ni, const VkImageMemoryBarrier *i),
-       (cb, ne, e, s, d, nm, m, nb, b, ni, i))
+       (cb, ne, e, s, dst, nm, m, nb, b, ni, i))
 ACTION(CmdWaitEvents2,
        (VkCommandBuffer cb, uint32_t ne, const VkEvent *e, const VkDependencyInfo *i),
        (cb, ne, e, i))
@@ -121,172 +199,12 @@ ACTION(CmdCopyQueryPoolResults,
         VkDeviceSize s, VkQueryResultFlags fl),
        (cb, p, f, n, b, o, s, fl))
 
-/* ---- render pass instances ---------------------------------------------- */
-
-static layer_device *begin_render_pass(VkCommandBuffer cb, VkRenderPass pass, gz_vk_cmdbuf **c)
-{
-    layer_device *dev = gz_layer_cmdbuf(cb, c);
-    if (*c)
-        gz_vk_cmdbuf_render_pass_begin(*c, pass);
-    return dev;
-}
-
-VKAPI_ATTR void VKAPI_CALL gz_hook_CmdBeginRenderPass(VkCommandBuffer cb,
-                                                      const VkRenderPassBeginInfo *info,
-                                                      VkSubpassContents contents)
-{
-    gz_vk_cmdbuf *c;
-    layer_device *dev = begin_render_pass(cb, info->renderPass, &c);
-    dev->fns.CmdBeginRenderPass(cb, info, contents);
-    if (c)
-        gz_vk_cmdbuf_render_pass_begun(c, info->renderPass);
-}
-
-#define BEGIN_RENDER_PASS2(name)                                                                   \
-    VKAPI_ATTR void VKAPI_CALL gz_hook_##name(VkCommandBuffer cb,                                  \
-                                              const VkRenderPassBeginInfo *info,                   \
-                                              const VkSubpassBeginInfo *sub)                       \
-    {                                                                                              \
-        gz_vk_cmdbuf *c;                                                                           \
-        layer_device *dev = begin_render_pass(cb, info->renderPass, &c);                           \
-        dev->fns.name(cb, info, sub);                                                              \
-        if (c)                                                                                     \
-            gz_vk_cmdbuf_render_pass_begun(c, info->renderPass);                                   \
-    }
-BEGIN_RENDER_PASS2(CmdBeginRenderPass2)
-BEGIN_RENDER_PASS2(CmdBeginRenderPass2KHR)
-
-VKAPI_ATTR void VKAPI_CALL gz_hook_CmdNextSubpass(VkCommandBuffer cb, VkSubpassContents contents)
+VKAPI_ATTR void VKAPI_CALL gz_hook_CmdBindPipeline(VkCommandBuffer cb, VkPipelineBindPoint point,
+                                                   VkPipeline pipeline)
 {
     gz_vk_cmdbuf *c;
     layer_device *dev = gz_layer_cmdbuf(cb, &c);
-    dev->fns.CmdNextSubpass(cb, contents);
     if (c)
-        gz_vk_cmdbuf_next_subpass(c);
-}
-
-#define NEXT_SUBPASS2(name)                                                                        \
-    VKAPI_ATTR void VKAPI_CALL gz_hook_##name(VkCommandBuffer cb, const VkSubpassBeginInfo *b,     \
-                                              const VkSubpassEndInfo *e)                           \
-    {                                                                                              \
-        gz_vk_cmdbuf *c;                                                   \
-        layer_device *dev = gz_layer_cmdbuf(cb, &c);                                                   \
-        dev->fns.name(cb, b, e);                                                                   \
-        if (c)                                                                                     \
-            gz_vk_cmdbuf_next_subpass(c);                                                          \
-    }
-NEXT_SUBPASS2(CmdNextSubpass2)
-NEXT_SUBPASS2(CmdNextSubpass2KHR)
-
-VKAPI_ATTR void VKAPI_CALL gz_hook_CmdEndRenderPass(VkCommandBuffer cb)
-{
-    gz_vk_cmdbuf *c;
-    layer_device *dev = gz_layer_cmdbuf(cb, &c);
-    dev->fns.CmdEndRenderPass(cb);
-    if (c)
-        gz_vk_cmdbuf_render_pass_end(c);
-}
-
-#define END_RENDER_PASS2(name)                                                                     \
-    VKAPI_ATTR void VKAPI_CALL gz_hook_##name(VkCommandBuffer cb, const VkSubpassEndInfo *e)      \
-    {                                                                                              \
-        gz_vk_cmdbuf *c;                                                   \
-        layer_device *dev = gz_layer_cmdbuf(cb, &c);                                                   \
-        dev->fns.name(cb, e);                                                                      \
-        if (c)                                                                                     \
-            gz_vk_cmdbuf_render_pass_end(c);                                                       \
-    }
-END_RENDER_PASS2(CmdEndRenderPass2)
-END_RENDER_PASS2(CmdEndRenderPass2KHR)
-
-#define BEGIN_RENDERING(name)                                                                      \
-    VKAPI_ATTR void VKAPI_CALL gz_hook_##name(VkCommandBuffer cb, const VkRenderingInfo *info)     \
-    {                                                                                              \
-        gz_vk_cmdbuf *c;                                                                           \
-        layer_device *dev = gz_layer_cmdbuf(cb, &c);                                               \
-        if (c)                                                                                     \
-            gz_vk_cmdbuf_rendering_begin(c, info);                                                 \
-        dev->fns.name(cb, info);                                                                   \
-        if (c)                                                                                     \
-            gz_vk_cmdbuf_rendering_begun(c, info);                                                 \
-    }
-BEGIN_RENDERING(CmdBeginRendering)
-BEGIN_RENDERING(CmdBeginRenderingKHR)
-
-#define END_RENDERING(name)                                                                        \
-    VKAPI_ATTR void VKAPI_CALL gz_hook_##name(VkCommandBuffer cb)                                  \
-    {                                                                                              \
-        gz_vk_cmdbuf *c;                                                   \
-        layer_device *dev = gz_layer_cmdbuf(cb, &c);                                                   \
-        dev->fns.name(cb);                                                                         \
-        if (c)                                                                                     \
-            gz_vk_cmdbuf_rendering_end(c);                                                         \
-    }
-END_RENDERING(CmdEndRendering)
-END_RENDERING(CmdEndRenderingKHR)
-
-/* ---- render passes, for the views of their subpasses --------------------- */
-
-static void add_render_pass(layer_device *dev, VkRenderPass pass, uint32_t n,
-                            const uint32_t *masks)
-{
-    if (dev->ctx && pass)
-        gz_vk_render_pass_add(dev->ctx, pass, masks, n);
-}
-
-VKAPI_ATTR VkResult VKAPI_CALL gz_hook_CreateRenderPass(VkDevice device,
-                                                        const VkRenderPassCreateInfo *info,
-                                                        const VkAllocationCallbacks *alloc,
-                                                        VkRenderPass *pass)
-{
-    layer_device *dev = gz_layer_device(device);
-    VkResult r = dev->fns.CreateRenderPass(device, info, alloc, pass);
-    if (r != VK_SUCCESS)
-        return r;
-    for (const VkBaseInStructure *s = info->pNext; s; s = s->pNext) {
-        if (s->sType != VK_STRUCTURE_TYPE_RENDER_PASS_MULTIVIEW_CREATE_INFO)
-            continue;
-        const VkRenderPassMultiviewCreateInfo *mv = (const VkRenderPassMultiviewCreateInfo *)s;
-        if (mv->subpassCount == info->subpassCount)
-            add_render_pass(dev, *pass, mv->subpassCount, mv->pViewMasks);
-    }
-    return r;
-}
-
-#define CREATE_RENDER_PASS2(name)                                                                  \
-    VKAPI_ATTR VkResult VKAPI_CALL gz_hook_##name(VkDevice device,                                 \
-                                                  const VkRenderPassCreateInfo2 *info,             \
-                                                  const VkAllocationCallbacks *alloc,              \
-                                                  VkRenderPass *pass)                              \
-    {                                                                                              \
-        layer_device *dev = gz_layer_device(device);                                               \
-        VkResult r = dev->fns.name(device, info, alloc, pass);                                     \
-        if (r == VK_SUCCESS)                                                                       \
-            create_render_pass2(dev, info, *pass);                                                 \
-        return r;                                                                                  \
-    }
-
-static void create_render_pass2(layer_device *dev, const VkRenderPassCreateInfo2 *info,
-                                VkRenderPass pass)
-{
-    uint32_t stack[16];
-    uint32_t n = info->subpassCount;
-    uint32_t *masks = n <= 16 ? stack : malloc(n * sizeof *masks);
-    if (!masks)
-        return;
-    for (uint32_t i = 0; i < n; i++)
-        masks[i] = info->pSubpasses[i].viewMask;
-    add_render_pass(dev, pass, n, masks);
-    if (masks != stack)
-        free(masks);
-}
-CREATE_RENDER_PASS2(CreateRenderPass2)
-CREATE_RENDER_PASS2(CreateRenderPass2KHR)
-
-VKAPI_ATTR void VKAPI_CALL gz_hook_DestroyRenderPass(VkDevice device, VkRenderPass pass,
-                                                     const VkAllocationCallbacks *alloc)
-{
-    layer_device *dev = gz_layer_device(device);
-    gz_vk_render_pass_remove(pass);
-    dev->fns.DestroyRenderPass(device, pass, alloc);
+        gz_vk_cmdbuf_bind_pipeline(c, point, pipeline);
+    dev->fns.CmdBindPipeline(cb, point, pipeline);
 }

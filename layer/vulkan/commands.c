@@ -204,14 +204,18 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_QueueEndDebugUtilsLabelEXT(VkQueue queue)
     gz_vk_queue_label_end(queue_of(queue));
 }
 
-static void set_name(uint64_t handle, bool is_cmdbuf, bool is_queue, const char *name)
+/* A debug name of an object the layer names zones after (type: a
+ * VkObjectType). */
+static void set_name(layer_device *dev, VkObjectType type, uint64_t handle, const char *name)
 {
-    if (is_cmdbuf) {
+    if (type == VK_OBJECT_TYPE_COMMAND_BUFFER) {
         gz_vk_cmdbuf *c = gz_vk_cmdbuf_find((VkCommandBuffer)(uintptr_t)handle);
         if (c)
             gz_vk_cmdbuf_set_name(c, name);
-    } else if (is_queue) {
+    } else if (type == VK_OBJECT_TYPE_QUEUE) {
         gz_vk_queue_set_name(queue_of((VkQueue)(uintptr_t)handle), name);
+    } else if (dev->ctx) {
+        gz_vk_object_named(type, handle, name);
     }
 }
 
@@ -219,16 +223,33 @@ VKAPI_ATTR VkResult VKAPI_CALL
 gz_hook_SetDebugUtilsObjectNameEXT(VkDevice device, const VkDebugUtilsObjectNameInfoEXT *info)
 {
     layer_device *dev = gz_layer_device(device);
-    set_name(info->objectHandle, info->objectType == VK_OBJECT_TYPE_COMMAND_BUFFER,
-             info->objectType == VK_OBJECT_TYPE_QUEUE, info->pObjectName);
+    set_name(dev, info->objectType, info->objectHandle, info->pObjectName);
     return dev->fns.SetDebugUtilsObjectNameEXT(device, info);
+}
+
+/* VK_EXT_debug_marker's object types, as VkObjectType. */
+static VkObjectType object_type(VkDebugReportObjectTypeEXT t)
+{
+    switch (t) {
+    case VK_DEBUG_REPORT_OBJECT_TYPE_COMMAND_BUFFER_EXT:
+        return VK_OBJECT_TYPE_COMMAND_BUFFER;
+    case VK_DEBUG_REPORT_OBJECT_TYPE_QUEUE_EXT:
+        return VK_OBJECT_TYPE_QUEUE;
+    case VK_DEBUG_REPORT_OBJECT_TYPE_RENDER_PASS_EXT:
+        return VK_OBJECT_TYPE_RENDER_PASS;
+    case VK_DEBUG_REPORT_OBJECT_TYPE_FRAMEBUFFER_EXT:
+        return VK_OBJECT_TYPE_FRAMEBUFFER;
+    case VK_DEBUG_REPORT_OBJECT_TYPE_PIPELINE_EXT:
+        return VK_OBJECT_TYPE_PIPELINE;
+    default:
+        return VK_OBJECT_TYPE_UNKNOWN;
+    }
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL
 gz_hook_DebugMarkerSetObjectNameEXT(VkDevice device, const VkDebugMarkerObjectNameInfoEXT *info)
 {
     layer_device *dev = gz_layer_device(device);
-    set_name(info->object, info->objectType == VK_DEBUG_REPORT_OBJECT_TYPE_COMMAND_BUFFER_EXT,
-             info->objectType == VK_DEBUG_REPORT_OBJECT_TYPE_QUEUE_EXT, info->pObjectName);
+    set_name(dev, object_type(info->objectType), info->object, info->pObjectName);
     return dev->fns.DebugMarkerSetObjectNameEXT(device, info);
 }

@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (cfg.write_trace && cfg.write_perfetto && !strcmp(cfg.output, cfg.perfetto_output))
         abort(); /* both formats into one file */
-    if (cfg.level != GZ_LEVEL_SUBMIT && cfg.level != GZ_LEVEL_CMDBUF && cfg.level != GZ_LEVEL_LABELS)
+    if (cfg.level > GZ_LEVEL_COMMANDS)
         abort();
     if (cfg.queue_items == 0 || cfg.poll_ms == 0)
         abort();
