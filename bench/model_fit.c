@@ -65,14 +65,15 @@ static uint64_t rnd(uint64_t *x)
     return *x * 2685821657736338717ull;
 }
 
-/* 30 s of a program at 60 frames a second, 4 submissions a frame of 4
- * zones each (960 zones a second), on a GPU clock 20 ppm fast: each
+/* 30 s of a program at 60 frames a second, 4 submissions a frame of
+ * per_submit zones each (4: 960 zones a second), on a GPU clock 20 ppm
+ * fast: each
  * submission's bounds (work begins 10-60 us after the submit, is seen
  * complete 20-520 us after it ends), a pair every 100 ms (calibrated:
  * within the driver's 1 us; else sync points in brackets 5-40 us wide),
  * and every 20 ms a drain cycle: a fit, then the zones converted (two
  * times and their doubt each). */
-static stream program(bool calibrated)
+static stream program(bool calibrated, int per_submit)
 {
     stream s = {0};
     uint64_t x = 88172645463325252ull;
@@ -98,16 +99,16 @@ static stream program(bool calibrated)
             uint64_t gb = (uint64_t)((double)begin * (1 + 20e-6)) - 777777;
             uint64_t ge = (uint64_t)((double)end * (1 + 20e-6)) - 777777;
             push(&s, (op){OP_BOUNDS, gb, submit, ge, end + 20000 + rnd(&x) % 500000});
-            for (int z = 0; z < 4; z++) {
-                uint64_t zb = gb + (uint64_t)z * 100000;
-                push(&s, (op){OP_ZONE, zb, zb + 90000, 1 + (uint64_t)z, 0});
+            for (int z = 0; z < per_submit; z++) {
+                uint64_t zb = gb + (uint64_t)z * 400000 / (uint64_t)per_submit;
+                push(&s, (op){OP_ZONE, zb, zb + 300000 / (uint64_t)per_submit, 1 + (uint64_t)z, 0});
                 s.zones++;
             }
-            pending += 4;
+            pending += (uint64_t)per_submit;
             if (submit >= next_drain) {
                 push(&s, (op){OP_FIT, 0, 0, 0, 0});
                 for (; pending; pending--)
-                    push(&s, (op){OP_CONVERT, gb + pending * 1000, 0, 0, 0});
+                    push(&s, (op){OP_CONVERT, gb + pending * 100, 0, 0, 0});
                 next_drain += drain;
             }
         }
@@ -177,13 +178,13 @@ static void fill(gz_clock_model *m, bool calibrated)
 
 int main(void)
 {
-    double fit[RUNS], fit_cal[RUNS], conv[RUNS], zone_cal[RUNS], zone_sync[RUNS];
+    double fit[RUNS], fit_cal[RUNS], conv[RUNS], zone_cal[RUNS], zone_sync[RUNS], zone_busy[RUNS];
     uint64_t refits = 0;
     gz_clock_model *m = malloc(sizeof *m);
     if (!m)
         return 2;
     volatile uint64_t sink = 0;
-    stream cal = program(true), sync = program(false);
+    stream cal = program(true, 4), sync = program(false, 4), busy = program(true, 64);
     for (int r = 0; r < RUNS; r++) {
         for (int calibrated = 0; calibrated < 2; calibrated++) {
             fill(m, calibrated);
@@ -203,6 +204,7 @@ int main(void)
         conv[r] = (now_ns() - t0) / 100000;
         zone_cal[r] = per_zone_us(&cal, m, &sink);
         zone_sync[r] = per_zone_us(&sync, m, &sink);
+        zone_busy[r] = per_zone_us(&busy, m, &sink);
     }
     printf("clock model, window of %u buckets (%u in use), medians of %d runs\n",
            GZ_MODEL_BUCKETS, m->count, RUNS);
@@ -217,8 +219,11 @@ int main(void)
            median(zone_cal) * 1e3);
     printf("%-52s %12.1f\n", "per zone, sync points and bounds (960 zones/s)",
            median(zone_sync) * 1e3);
+    printf("%-52s %12.1f\n", "per zone, calibrated timestamps (15 360 zones/s)",
+           median(zone_busy) * 1e3);
     free(cal.ops);
     free(sync.ops);
+    free(busy.ops);
     free(m);
     return (int)(sink & 0);
 }
