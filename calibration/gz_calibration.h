@@ -4,7 +4,8 @@
  *   unwrap.c  N-bit timestamps -> a monotonic count, near a prediction
  *   sample.c  the best of a few calibrated pairs, with a bounded retry
  *   model.c   the GPU -> host line: constraints in, window, fit, steps found
- *   model_step.c  where a step fell, and which times it leaves in doubt */
+ *   model_step.c  where a step fell, and which times it leaves in doubt
+ *   model_hull.c  which of the window's bounds can be an edge of the band */
 #ifndef GZ_CALIBRATION_H
 #define GZ_CALIBRATION_H
 
@@ -149,6 +150,48 @@ typedef struct gz_model_bucket {
     uint8_t methods;  /* 1 << gz_calib_method that contributed */
 } gz_model_bucket;
 
+/* The buckets of a window whose bounds can be an edge of the band at
+ * some slope (model_hull.c): a refit asks for the band at ~200 slopes, and
+ * these few buckets give the very same edges as the whole window does.
+ * Made from the same for each block of GZ_MODEL_HULL_BLOCK buckets and
+ * each group of GZ_MODEL_HULL_GROUP blocks, kept until one of their
+ * buckets changes: a refit merges a few dozen bounds, not the window's. */
+#define GZ_MODEL_HULL_BLOCK 32
+#define GZ_MODEL_HULL_BLOCKS (GZ_MODEL_BUCKETS / GZ_MODEL_HULL_BLOCK)
+#define GZ_MODEL_HULL_GROUP 8
+#define GZ_MODEL_HULL_GROUPS (GZ_MODEL_HULL_BLOCKS / GZ_MODEL_HULL_GROUP)
+typedef struct gz_model_hull_block {
+    bool made;
+    uint64_t gen; /* the block's gen it was made for */
+    uint8_t nlo, nhi;
+    uint16_t lo[GZ_MODEL_HULL_BLOCK], hi[GZ_MODEL_HULL_BLOCK]; /* indices into buckets */
+} gz_model_hull_block;
+
+typedef struct gz_model_hull_group {
+    bool made;
+    uint64_t gen;
+    uint16_t nlo, nhi;
+    uint16_t lo[GZ_MODEL_HULL_BLOCK * GZ_MODEL_HULL_GROUP];
+    uint16_t hi[GZ_MODEL_HULL_BLOCK * GZ_MODEL_HULL_GROUP];
+} gz_model_hull_group;
+
+/* A bound's GPU time and value, as its bucket holds them. */
+typedef struct gz_model_hull_point {
+    double t, v;
+} gz_model_hull_point;
+
+typedef struct gz_model_hull {
+    bool valid;
+    uint64_t gen;          /* the window's gen it was made for */
+    uint32_t head, count;  /* and its buckets */
+    uint32_t nlo, nhi;
+    gz_model_hull_point lo[GZ_MODEL_BUCKETS], hi[GZ_MODEL_BUCKETS];
+    uint64_t block_gen[GZ_MODEL_HULL_BLOCKS]; /* changes of each block's buckets */
+    uint64_t group_gen[GZ_MODEL_HULL_GROUPS];
+    gz_model_hull_block blocks[GZ_MODEL_HULL_BLOCKS];
+    gz_model_hull_group groups[GZ_MODEL_HULL_GROUPS];
+} gz_model_hull;
+
 typedef struct gz_clock_model {
     /* Results, for users and reports. */
     gz_calib_method method;  /* best kind of constraint in the window */
@@ -222,9 +265,12 @@ typedef struct gz_clock_model {
      * allowed) and when: a later window replaces it only where it knows it
      * more closely (model.c, best_slope). */
     double slope_spread, spread_t;
-    /* The window: a ring of buckets, oldest first. */
+    /* The window: a ring of buckets, oldest first; gen counts the changes
+     * of their bounds (the hull is made again after one). */
     uint32_t head, count;
+    uint64_t gen;
     gz_model_bucket buckets[GZ_MODEL_BUCKETS];
+    gz_model_hull hull;
 } gz_clock_model;
 
 void gz_model_init(gz_clock_model *m);
@@ -246,8 +292,10 @@ void gz_model_add_bounds(gz_clock_model *m, uint64_t gpu_begin_ns, uint64_t host
  * (model_step.c). */
 void gz_model_add_zone(gz_clock_model *m, uint64_t begin_ns, uint64_t end_ns, uint32_t work_id);
 
-/* Refits if constraints arrived since the last fit. Cost: about 60 passes
- * over the window. */
+/* Refits if constraints arrived since the last fit. Cost: ~200 band
+ * widths over the window's hull (model_hull.c: a handful of buckets on a
+ * calibrated clock, made again from the blocks that changed), a few
+ * passes over the window where the window does not agree (a step). */
 void gz_model_fit(gz_clock_model *m);
 
 /* GPU ns → host ns with the current fit (saturating). */

@@ -4,6 +4,7 @@
 #ifndef GZ_MODEL_INTERNAL_H
 #define GZ_MODEL_INTERNAL_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -27,6 +28,34 @@ static inline double gz_model_rel(const gz_clock_model *m, uint64_t gpu_ns)
 static inline double gz_model_step_size(const gz_clock_model *m)
 {
     return (m->before_step_a + m->before_step_b * m->step_t) - (m->a + m->b * m->step_t);
+}
+
+/* llround (halves away from zero), inline where every conversion rounds:
+ * below 2^52 the truncation is exact and so is what it leaves; libm's for
+ * the rest (larger, NaN). */
+static inline long long gz_model_round(double x)
+{
+    if (!(x > -0x1p52 && x < 0x1p52))
+        return llround(x);
+    long long t = (long long)x;
+    double f = x - (double)t;
+    return t + (f >= 0.5) - (f <= -0.5);
+}
+
+/* The largest |slope| the hull answers for (the fit's are 0.1 at most). */
+#define GZ_MODEL_HULL_SLOPE 1.0
+
+/* Makes m->hull for the window as it is now (model_hull.c). */
+void gz_model_hull_make(gz_clock_model *m);
+
+/* A bucket's bounds changed (or it was made or dropped): hulls made with
+ * them are stale. */
+static inline void gz_model_bucket_changed(gz_clock_model *m, const gz_model_bucket *b)
+{
+    size_t block = (size_t)(b - m->buckets) / GZ_MODEL_HULL_BLOCK;
+    m->gen++;
+    m->hull.block_gen[block]++;
+    m->hull.group_gen[block / GZ_MODEL_HULL_GROUP]++;
 }
 
 /* Places the last step (step_t, step_doubt) from the evidence the model

@@ -22,6 +22,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef GZ_MODEL_CHECK_HULL
+#include <stdio.h>
+#endif
 
 #include "gz_calibration.h"
 #include "gz_model_internal.h"
@@ -83,6 +86,7 @@ static gz_model_bucket *bucket_for(gz_clock_model *m, uint64_t gpu_ns)
     gz_model_bucket *b = bucket_at(m, m->count++);
     memset(b, 0, sizeof *b);
     b->id = id;
+    gz_model_bucket_changed(m, b);
     return b;
 }
 
@@ -117,6 +121,7 @@ static void add_lo(gz_clock_model *m, uint64_t gpu_ns, double lo, gz_calib_metho
         b->lo = lo;
         b->lo_t = t;
         b->has_lo = true;
+        gz_model_bucket_changed(m, b);
         m->dirty |= binding(m, t, lo, true);
     }
     b->methods |= (uint8_t)(1u << method);
@@ -135,6 +140,7 @@ static void add_hi(gz_clock_model *m, uint64_t gpu_ns, double hi, gz_calib_metho
         b->hi = hi;
         b->hi_t = t;
         b->has_hi = true;
+        gz_model_bucket_changed(m, b);
         m->dirty |= binding(m, t, hi, false);
     }
     b->methods |= (uint8_t)(1u << method);
@@ -358,7 +364,8 @@ typedef struct envelope {
     bool has_lo, has_hi;
 } envelope;
 
-static envelope envelope_at(const gz_clock_model *m, double slope)
+/* The band's edges at a slope from every bucket of the window. */
+static envelope envelope_all(const gz_clock_model *m, double slope)
 {
     envelope e = {-INFINITY, INFINITY, false, false};
     for (uint32_t i = 0; i < m->count; i++) {
@@ -379,9 +386,90 @@ static envelope envelope_at(const gz_clock_model *m, double slope)
     return e;
 }
 
+/* The same from the buckets that can hold an edge (model_hull.c). */
+static envelope envelope_hull(const gz_clock_model *m, double slope)
+{
+    const gz_model_hull *h = &m->hull;
+    envelope e = {-INFINITY, INFINITY, h->nlo > 0, h->nhi > 0};
+    for (uint32_t i = 0; i < h->nlo; i++) {
+        double v = h->lo[i].v - slope * h->lo[i].t;
+        if (v > e.lo_max)
+            e.lo_max = v;
+    }
+    for (uint32_t i = 0; i < h->nhi; i++) {
+        double v = h->hi[i].v - slope * h->hi[i].t;
+        if (v < e.hi_min)
+            e.hi_min = v;
+    }
+    return e;
+}
+
+#ifdef GZ_MODEL_CHECK_HULL
+/* A test's build: the hull's edges against the window's, bit for bit. */
+static void check_hull_at(const gz_clock_model *m, double slope)
+{
+    if (!m->hull.valid || !(fabs(slope) <= GZ_MODEL_HULL_SLOPE))
+        return;
+    envelope e = envelope_hull(m, slope), all = envelope_all(m, slope);
+    if (memcmp(&all.lo_max, &e.lo_max, sizeof e.lo_max) ||
+        memcmp(&all.hi_min, &e.hi_min, sizeof e.hi_min) || all.has_lo != e.has_lo ||
+        all.has_hi != e.has_hi) {
+        fprintf(stderr, "model_hull: slope %a: edges %a %a from the hull, %a %a from the window\n",
+                slope, e.lo_max, e.hi_min, all.lo_max, all.hi_min);
+        abort();
+    }
+}
+
+/* And at the slopes where two neighbouring bounds of the window tie (and
+ * next to them), where rounding decides the edge: for small windows at
+ * every hull made, for others now and then. */
+static void check_hull_ties(const gz_clock_model *m)
+{
+    static unsigned made;
+    if (made++ % 64 && m->count > 64)
+        return;
+    for (int lower = 0; lower < 2; lower++) {
+        double pt = NAN, pv = NAN;
+        for (uint32_t i = 0; i < m->count; i++) {
+            const gz_model_bucket *b = &m->buckets[(m->head + i) % GZ_MODEL_BUCKETS];
+            if (!(lower ? b->has_lo : b->has_hi))
+                continue;
+            double t = lower ? b->lo_t : b->hi_t, v = lower ? b->lo : b->hi;
+            if (t != pt && !isnan(pt)) {
+                double s = (v - pv) / (t - pt);
+                check_hull_at(m, s);
+                check_hull_at(m, nextafter(s, INFINITY));
+                check_hull_at(m, nextafter(s, -INFINITY));
+            }
+            pt = t;
+            pv = v;
+        }
+    }
+}
+#endif
+
+/* The band's edges at a slope: from the hull, made once for the window
+ * (GZ_MODEL_CHECK_HULL: checked against every bucket at each call). */
+static envelope envelope_at(gz_clock_model *m, double slope)
+{
+    gz_model_hull *h = &m->hull;
+    if (!(h->gen == m->gen && h->head == m->head && h->count == m->count)) {
+        gz_model_hull_make(m);
+#ifdef GZ_MODEL_CHECK_HULL
+        check_hull_ties(m);
+#endif
+    }
+    if (!h->valid || !(fabs(slope) <= GZ_MODEL_HULL_SLOPE))
+        return envelope_all(m, slope);
+#ifdef GZ_MODEL_CHECK_HULL
+    check_hull_at(m, slope);
+#endif
+    return envelope_hull(m, slope);
+}
+
 /* The band's width at a slope: concave in the slope (a minimum of lines
  * minus a maximum of lines), so a ternary search finds its maximum. */
-static double width_at(const gz_clock_model *m, double slope)
+static double width_at(gz_clock_model *m, double slope)
 {
     envelope e = envelope_at(m, slope);
     if (!e.has_lo || !e.has_hi)
@@ -407,7 +495,7 @@ static double tight_span(const gz_clock_model *m)
 }
 
 /* The slope in [lo, hi] that leaves the band widest (width is concave). */
-static double widest_slope(const gz_clock_model *m, double lo, double hi)
+static double widest_slope(gz_clock_model *m, double lo, double hi)
 {
     for (int i = 0; i < SEARCH_STEPS; i++) {
         double m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
@@ -420,7 +508,7 @@ static double widest_slope(const gz_clock_model *m, double lo, double hi)
 }
 
 /* The edge of the slopes that leave a band, from in (a band) toward out. */
-static double band_edge(const gz_clock_model *m, double in, double out)
+static double band_edge(gz_clock_model *m, double in, double out)
 {
     if (width_at(m, out) >= 0)
         return out;
@@ -460,7 +548,7 @@ static void slope_range(const gz_clock_model *m, double *lo, double *hi)
 /* Whether some slope the fit may take leaves a band: what best_slope's
  * slope leaves, without the search for the edges of the band (the search
  * for how many buckets to drop asks this about ten times a refit). */
-static bool window_agrees(const gz_clock_model *m)
+static bool window_agrees(gz_clock_model *m)
 {
     double lo, hi;
     slope_range(m, &lo, &hi);
@@ -470,7 +558,7 @@ static bool window_agrees(const gz_clock_model *m)
 /* The slope for the window. *spread, where not NULL, is set to half the
  * range of slopes the window allows when the slope comes from the window
  * alone, and to NAN when it does not. */
-static double best_slope(const gz_clock_model *m, double *spread)
+static double best_slope(gz_clock_model *m, double *spread)
 {
     if (spread)
         *spread = NAN;
@@ -591,6 +679,8 @@ static bool drop_before_step(gz_clock_model *m)
             break; /* the newest, wholly before the cut: kept */
         b->has_lo &= !lo_old;
         b->has_hi &= !hi_old;
+        if (lo_old || hi_old)
+            gz_model_bucket_changed(m, b);
         dropped |= lo_old || hi_old;
         if (!b->has_lo && !b->has_hi)
             b->methods = 0;
@@ -669,6 +759,7 @@ static bool fit_window(gz_clock_model *m)
                 first->has_lo = false;
             else
                 first->has_hi = false;
+            gz_model_bucket_changed(m, first);
         }
         if ((contradiction > GZ_MODEL_JUMP_NS || step_pending || tilted) && m->fitted) {
             /* A step: the line so far still holds before it. The step lies
@@ -804,7 +895,7 @@ static bool fit_window(gz_clock_model *m)
     m->deviation_ns = e.has_lo && e.has_hi && width > 0 ? (uint64_t)(width / 2 + 0.5)
                       : e.has_lo && e.has_hi         ? 0
                                                      : UINT64_MAX;
-    m->offset_ns = (int64_t)((uint64_t)m->o_ref + (uint64_t)llround(a + slope * m->newest_t));
+    m->offset_ns = (int64_t)((uint64_t)m->o_ref + (uint64_t)gz_model_round(a + slope * m->newest_t));
     return trimmed;
 }
 
@@ -828,7 +919,7 @@ uint64_t gz_model_to_host(const gz_clock_model *m, uint64_t gpu_ns)
         for (uint32_t i = 0; i < m->nolder && t < m->older[i].t; i++)
             corr = m->older[i].a + m->older[i].b * t;
     }
-    __int128 host = (__int128)gpu_ns + (__int128)m->o_ref + (__int128)llround(corr);
+    __int128 host = (__int128)gpu_ns + (__int128)m->o_ref + (__int128)gz_model_round(corr);
     if (host < 0)
         return 0;
     if (host > (__int128)UINT64_MAX)
@@ -842,7 +933,7 @@ uint64_t gz_model_to_gpu(const gz_clock_model *m, uint64_t host_ns)
         return host_ns;
     /* host = g + o_ref + a + b (g - t_ref)  →  g - t_ref = (host - t_ref - o_ref - a) / (1 + b) */
     double d = ((double)(int64_t)(host_ns - m->t_ref - (uint64_t)m->o_ref) - m->a) / (1.0 + m->b);
-    __int128 g = (__int128)m->t_ref + (__int128)llround(d);
+    __int128 g = (__int128)m->t_ref + (__int128)gz_model_round(d);
     if (g < 0)
         return 0;
     if (g > (__int128)UINT64_MAX)

@@ -593,5 +593,5 @@ uint64_t gz_model_doubt_ns(const gz_clock_model *m, uint64_t gpu_ns)
         a = m->older[i].a;
         b = m->older[i].b;
     }
-    return (uint64_t)llround(off);
+    return (uint64_t)gz_model_round(off);
 }

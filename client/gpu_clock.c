@@ -44,6 +44,7 @@ void gz_gpu_clock_init(gz_gpu_clock *c, double period_ns, uint32_t valid_bits)
     c->period_ns = period_ns > 0 ? period_ns : 1.0;
     c->valid_bits = valid_bits;
     c->period = gz_tick_period_from_ns(c->period_ns);
+    c->ns_ticks = c->period.fx == 1ull << 32 && c->period.fx_lo == 0;
     gz_unwrap_init(&c->unwrap, valid_bits);
     c->have_origin = c->have_base = false;
     c->have_first_pair = c->settled = false;
@@ -53,12 +54,25 @@ void gz_gpu_clock_init(gz_gpu_clock *c, double period_ns, uint32_t valid_bits)
     c->record_id = gz_clock_record_new_clock();
 }
 
-/* Unwrapped ticks where a timestamp taken at host time host_ns should be. */
+static uint64_t wrap_ticks(const gz_gpu_clock *c);
+
+/* Unwrapped ticks where a timestamp taken at host time host_ns should be.
+ * A counter that never wraps needs no prediction (gz_unwrap_near takes its
+ * values as they are): only the first fit is made, as for any clock. */
 static uint64_t predict(gz_gpu_clock *c, uint64_t host_ns)
 {
     if (!c->model.fitted)
         model_fit(c); /* the very first predictions */
+    if (!wrap_ticks(c))
+        return 0;
     return c->origin + gz_ns_to_ticks(gz_model_to_gpu(&c->model, host_ns), c->period_ns);
+}
+
+/* The same for a timestamp read just now (the host clock read only where
+ * the prediction is used: once per zone without a submission's start). */
+static uint64_t predict_now(gz_gpu_clock *c)
+{
+    return predict(c, wrap_ticks(c) ? gz_host_now_ns() : 0);
 }
 
 static uint64_t unwrap(gz_gpu_clock *c, uint64_t raw, uint64_t predicted)
@@ -103,7 +117,8 @@ static uint64_t unwrap_before(gz_gpu_clock *c, uint64_t raw, uint64_t upto)
 
 static uint64_t to_ns(const gz_gpu_clock *c, uint64_t ticks)
 {
-    return gz_ticks_to_ns(ticks > c->origin ? ticks - c->origin : 0, c->period);
+    uint64_t since = ticks > c->origin ? ticks - c->origin : 0;
+    return c->ns_ticks ? since : gz_ticks_to_ns(since, c->period);
 }
 
 void gz_gpu_clock_add_pair(gz_gpu_clock *c, gz_calib_method method, uint64_t raw,
@@ -163,7 +178,7 @@ void gz_gpu_clock_zone_ns(gz_gpu_clock *c, uint64_t raw_begin, uint64_t raw_end,
      * it may begin in an earlier one (a queue label), but not after its
      * end. Without a submission yet, it ended before now. */
     uint64_t end = c->have_base ? unwrap_after(c, raw_end, c->base)
-                                : unwrap_before(c, raw_end, predict(c, gz_host_now_ns()));
+                                : unwrap_before(c, raw_end, predict_now(c));
     uint64_t begin = unwrap_before(c, raw_begin, end);
     *begin_ns = to_ns(c, begin);
     *end_ns = to_ns(c, end);

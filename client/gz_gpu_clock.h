@@ -18,6 +18,7 @@ typedef struct gz_gpu_clock {
     double period_ns;
     uint32_t valid_bits;
     gz_tick_period period;
+    bool ns_ticks; /* a period of exactly 1 ns: ticks are ns */
     gz_unwrap unwrap;
     bool have_origin;
     uint64_t origin; /* ticks */

@@ -23,8 +23,25 @@ typedef struct gz_jsonw {
 } gz_jsonw;
 
 void gz_jsonw_init(gz_jsonw *w, int fd);
-void gz_jsonw_raw(gz_jsonw *w, const char *s, size_t len);
-void gz_jsonw_lit(gz_jsonw *w, const char *s); /* NUL-terminated, no escaping */
+/* What gz_jsonw_raw does when the bytes do not fit: fills the buffer,
+ * writes it out, goes on. */
+void gz_jsonw_raw_split(gz_jsonw *w, const char *s, size_t len);
+/* Appends bytes as they are. Inline: a trace event is some twenty pieces,
+ * most of them a few bytes long. */
+static inline void gz_jsonw_raw(gz_jsonw *w, const char *s, size_t len)
+{
+    if (len <= sizeof w->buf - w->len) {
+        __builtin_memcpy(w->buf + w->len, s, len);
+        w->len += len;
+    } else {
+        gz_jsonw_raw_split(w, s, len);
+    }
+}
+/* NUL-terminated, no escaping (a literal's length is known at compile time). */
+static inline void gz_jsonw_lit(gz_jsonw *w, const char *s)
+{
+    gz_jsonw_raw(w, s, __builtin_strlen(s));
+}
 void gz_jsonw_u64(gz_jsonw *w, uint64_t v);
 void gz_jsonw_i64(gz_jsonw *w, int64_t v);
 /* ns as microseconds with three decimals: 1234567 → 1234.567 */
@@ -34,6 +51,9 @@ void gz_jsonw_us(gz_jsonw *w, uint64_t ns);
 void gz_jsonw_str(gz_jsonw *w, const char *s, size_t len);
 /* Writes out the buffer; returns false once a write has failed. */
 bool gz_jsonw_flush(gz_jsonw *w);
+
+/* v in decimal into out (no NUL); returns the length. */
+size_t gz_json_format_u64(char out[20], uint64_t v);
 
 /* The escaping on its own, for tests and the fuzzer: writes at most cap
  * bytes of the quoted string into dst and returns the full length needed. */

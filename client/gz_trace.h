@@ -19,6 +19,13 @@ typedef struct gz_trace {
     long long end_at; /* >= 0: an end was written (gz_trace_end_so_far) from here */
     int pid;
     uint64_t events;
+    /* What every event head holds between its ph and its tid, and the
+     * last tid written as text: formatted once, not per event. */
+    char pid_text[32];
+    size_t pid_len;
+    uint32_t tid;
+    char tid_text[20];
+    size_t tid_len;
     char path[4096];
     gz_jsonw w;
 } gz_trace;

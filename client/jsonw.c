@@ -73,7 +73,7 @@ bool gz_jsonw_flush(gz_jsonw *w)
     return w->error == 0;
 }
 
-void gz_jsonw_raw(gz_jsonw *w, const char *s, size_t len)
+void gz_jsonw_raw_split(gz_jsonw *w, const char *s, size_t len)
 {
     while (len) {
         if (w->len == sizeof w->buf)
@@ -88,26 +88,79 @@ void gz_jsonw_raw(gz_jsonw *w, const char *s, size_t len)
     }
 }
 
-void gz_jsonw_lit(gz_jsonw *w, const char *s)
+/* Decimal digits, two at a time: half the divisions of one at a time. */
+static const char two_digits[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                 "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                 "8081828384858687888990919293949596979899";
+
+/* v < 10^8 without leading zeros, written from its last digit back (no
+ * copy); returns the length. */
+static size_t format_u32(char *out, uint32_t v)
 {
-    gz_jsonw_raw(w, s, strlen(s));
+    size_t n = v >= 10000000 ? 8 : v >= 1000000 ? 7 : v >= 100000 ? 6 : v >= 10000 ? 5
+               : v >= 1000 ? 4 : v >= 100 ? 3 : v >= 10 ? 2 : 1;
+    char *p = out + n;
+    while (v >= 100) {
+        p -= 2;
+        memcpy(p, two_digits + 2 * (v % 100), 2);
+        v /= 100;
+    }
+    if (v >= 10)
+        memcpy(p - 2, two_digits + 2 * v, 2);
+    else
+        p[-1] = (char)('0' + v);
+    return n;
 }
 
+/* v < 10^8 as exactly 8 digits: four independent pairs. */
+static void format_8(char *out, uint32_t v)
+{
+    uint32_t a = v / 10000, b = v % 10000;
+    memcpy(out, two_digits + 2 * (a / 100), 2);
+    memcpy(out + 2, two_digits + 2 * (a % 100), 2);
+    memcpy(out + 4, two_digits + 2 * (b / 100), 2);
+    memcpy(out + 6, two_digits + 2 * (b % 100), 2);
+}
+
+/* Eight digits at a time in 32-bit arithmetic: a timestamp's 13 digits
+ * are two short chains, not one of thirteen 64-bit divisions. */
 static size_t format_u64(char out[20], uint64_t v)
 {
-    char tmp[20];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (size_t i = 0; i < n; i++)
-        out[i] = tmp[n - 1 - i];
-    return n;
+    if (v < 100000000)
+        return format_u32(out, (uint32_t)v);
+    uint64_t hi = v / 100000000;
+    size_t n;
+    if (hi < 100000000) {
+        n = format_u32(out, (uint32_t)hi);
+    } else {
+        n = format_u32(out, (uint32_t)(hi / 100000000));
+        format_8(out + n, (uint32_t)(hi % 100000000));
+        n += 8;
+    }
+    format_8(out + n, (uint32_t)(v % 100000000));
+    return n + 8;
+}
+
+size_t gz_json_format_u64(char out[20], uint64_t v)
+{
+    return format_u64(out, v);
+}
+
+/* Where a number of at most n bytes can be formatted in place: at the end
+ * of the buffer, where it has the room (else in a copy that is then split
+ * across a write). */
+static char *room(gz_jsonw *w, size_t n)
+{
+    return sizeof w->buf - w->len >= n ? w->buf + w->len : NULL;
 }
 
 void gz_jsonw_u64(gz_jsonw *w, uint64_t v)
 {
+    char *p = room(w, 20);
+    if (p) {
+        w->len += format_u64(p, v);
+        return;
+    }
     char s[20];
     gz_jsonw_raw(w, s, format_u64(s, v));
 }
@@ -122,16 +175,26 @@ void gz_jsonw_i64(gz_jsonw *w, int64_t v)
     }
 }
 
+static size_t format_us(char *out, uint64_t ns)
+{
+    uint64_t us = ns / 1000;
+    unsigned frac = (unsigned)(ns - us * 1000);
+    size_t n = format_u64(out, us);
+    out[n] = '.';
+    out[n + 1] = (char)('0' + frac / 100);
+    memcpy(out + n + 2, two_digits + 2 * (frac % 100), 2);
+    return n + 4;
+}
+
 void gz_jsonw_us(gz_jsonw *w, uint64_t ns)
 {
+    char *p = room(w, 24);
+    if (p) {
+        w->len += format_us(p, ns);
+        return;
+    }
     char s[24];
-    size_t n = format_u64(s, ns / 1000);
-    unsigned frac = (unsigned)(ns % 1000);
-    s[n++] = '.';
-    s[n++] = (char)('0' + frac / 100);
-    s[n++] = (char)('0' + frac / 10 % 10);
-    s[n++] = (char)('0' + frac % 10);
-    gz_jsonw_raw(w, s, n);
+    gz_jsonw_raw(w, s, format_us(s, ns));
 }
 
 /* Length of the valid UTF-8 sequence at s (1–4), or 0 if it is not one
@@ -214,7 +277,22 @@ static void emit_to_writer(void *ctx, const char *piece, size_t len)
 
 void gz_jsonw_str(gz_jsonw *w, const char *s, size_t len)
 {
-    escape(s, len, emit_to_writer, w);
+    /* Most names are plain ASCII: they go out as they are, quoted. */
+    const unsigned char *p = (const unsigned char *)s;
+    size_t plain = 0;
+    while (plain < len && p[plain] >= 0x20 && p[plain] < 0x80 && p[plain] != '"' &&
+           p[plain] != '\\')
+        plain++;
+    size_t room = sizeof w->buf - w->len;
+    if (plain < len || room < 2 || len > room - 2) {
+        escape(s, len, emit_to_writer, w);
+        return;
+    }
+    char *out = w->buf + w->len;
+    out[0] = '"';
+    memcpy(out + 1, s, len);
+    out[len + 1] = '"';
+    w->len += len + 2;
 }
 
 typedef struct bounded_buf {

@@ -28,8 +28,13 @@ typedef struct json_sink {
     } last_mark[8];
 } json_sink;
 
-static const char *const kind_names[8] = {"submit", "cmdbuf", "label", "zone",
-                                          "frame",  "flush",  "pass",  "command"};
+/* ,"args":{"level":"<kind>" for each zone kind, with its length. */
+#define LEVEL(kind) {",\"args\":{\"level\":\"" kind "\"", sizeof ",\"args\":{\"level\":\"" kind "\"" - 1}
+static const struct {
+    const char *text;
+    size_t len;
+} level_args[8] = {LEVEL("submit"), LEVEL("cmdbuf"), LEVEL("label"), LEVEL("zone"),
+                   LEVEL("frame"),  LEVEL("flush"),  LEVEL("pass"),  LEVEL("command")};
 
 static bool writable(const json_sink *j)
 {
@@ -115,9 +120,7 @@ static void gpu_zone(void *s, const gz_sink_zone *z)
     uint32_t tid = tid_of(j, z->track);
     gz_trace_zone(&j->trace, "gpu", z->name, z->name_len, tid, z->begin_ns, z->end_ns);
     gz_jsonw *w = gz_trace_writer(&j->trace);
-    gz_jsonw_lit(w, ",\"args\":{\"level\":\"");
-    gz_jsonw_lit(w, kind_names[z->kind & 7]);
-    gz_jsonw_lit(w, "\"");
+    gz_jsonw_raw(w, level_args[z->kind & 7].text, level_args[z->kind & 7].len);
     if (z->loc)
         write_srcloc(w, z->loc);
     if (z->detail) {

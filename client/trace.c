@@ -24,6 +24,7 @@ bool gz_trace_open(gz_trace *t, const char *path, int pid, const char *exe)
     int fl = fcntl(fd, F_GETFL);
     t->rewindable = !gz_output_is_programs(path) && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
                     fl >= 0 && !(fl & O_APPEND);
+    t->pid_len = (size_t)snprintf(t->pid_text, sizeof t->pid_text, "\",\"pid\":%d,\"tid\":", pid);
     gz_jsonw_init(&t->w, fd);
     gz_jsonw_lit(&t->w, "[\n");
     gz_jsonw_lit(&t->w, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
@@ -62,14 +63,17 @@ static bool writable(gz_trace *t)
     return usable(t);
 }
 
-static void event_head(gz_trace *t, const char *ph, uint32_t tid)
+/* {"ph":"<ph>","pid":<pid>,"tid":<tid> (ph is one letter). */
+static void event_head(gz_trace *t, char ph, uint32_t tid)
 {
-    gz_jsonw_lit(&t->w, "{\"ph\":\"");
-    gz_jsonw_lit(&t->w, ph);
-    gz_jsonw_lit(&t->w, "\",\"pid\":");
-    gz_jsonw_i64(&t->w, t->pid);
-    gz_jsonw_lit(&t->w, ",\"tid\":");
-    gz_jsonw_u64(&t->w, tid);
+    char head[8] = {'{', '"', 'p', 'h', '"', ':', '"', ph};
+    gz_jsonw_raw(&t->w, head, sizeof head);
+    gz_jsonw_raw(&t->w, t->pid_text, t->pid_len);
+    if (tid != t->tid || !t->tid_len) {
+        t->tid = tid;
+        t->tid_len = gz_json_format_u64(t->tid_text, tid);
+    }
+    gz_jsonw_raw(&t->w, t->tid_text, t->tid_len);
 }
 
 void gz_trace_end_event(gz_trace *t)
@@ -90,12 +94,12 @@ void gz_trace_thread_name(gz_trace *t, uint32_t tid, const char *name, size_t le
 {
     if (!writable(t))
         return;
-    event_head(t, "M", tid);
+    event_head(t, 'M', tid);
     gz_jsonw_lit(&t->w, ",\"name\":\"thread_name\",\"args\":{\"name\":");
     gz_jsonw_str(&t->w, name, len);
     gz_jsonw_lit(&t->w, "}");
     gz_trace_end_event(t);
-    event_head(t, "M", tid);
+    event_head(t, 'M', tid);
     gz_jsonw_lit(&t->w, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
     gz_jsonw_i64(&t->w, sort_index);
     gz_jsonw_lit(&t->w, "}");
@@ -107,7 +111,7 @@ void gz_trace_zone(gz_trace *t, const char *cat, const char *name, size_t len, u
 {
     if (!writable(t))
         return;
-    event_head(t, "X", tid);
+    event_head(t, 'X', tid);
     gz_jsonw_lit(&t->w, ",\"cat\":\"");
     gz_jsonw_lit(&t->w, cat);
     gz_jsonw_lit(&t->w, "\",\"name\":");
@@ -123,7 +127,7 @@ void gz_trace_flow(gz_trace *t, const char *name, bool start, uint64_t id, uint3
 {
     if (!writable(t))
         return;
-    event_head(t, start ? "s" : "f", tid);
+    event_head(t, start ? 's' : 'f', tid);
     gz_jsonw_lit(&t->w, start ? ",\"cat\":\"flow\",\"name\":\"" : ",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"");
     gz_jsonw_lit(&t->w, name);
     gz_jsonw_lit(&t->w, "\",\"id\":");
@@ -143,7 +147,7 @@ void gz_trace_instant_n(gz_trace *t, const char *cat, const char *name, size_t l
 {
     if (!writable(t))
         return;
-    event_head(t, "i", tid);
+    event_head(t, 'i', tid);
     gz_jsonw_lit(&t->w, ",\"s\":\"t\",\"cat\":\"");
     gz_jsonw_lit(&t->w, cat);
     gz_jsonw_lit(&t->w, "\",\"name\":");

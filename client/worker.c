@@ -62,7 +62,9 @@ typedef struct track {
 
     cycle_zone *cycle; /* zones received in this drain cycle */
     uint32_t ncycle, cap;
-    uint32_t nsorted; /* cycle[0, nsorted) is in write order (zones kept waiting) */
+    uint32_t first;   /* cycle[first, ncycle) wait; those before were written */
+    uint32_t nsorted; /* cycle[first, nsorted) is in write order (zones kept waiting) */
+    bool arrival_mixed; /* in write order, a zone arrived before one ahead of it */
     bool in_dirty_list;
 
     uint64_t dropped; /* refused here (out of memory) */
@@ -272,8 +274,8 @@ static uint32_t srcloc_name(worker *w, uint32_t loc_id, const gz_srcloc_view *lo
  * a quarter of the worker's time in bench/worker_throughput.c). */
 static void sort_cycle(track *t)
 {
-    cycle_zone *z = t->cycle;
-    uint32_t s = t->nsorted, n = t->ncycle;
+    cycle_zone *z = t->cycle + t->first;
+    uint32_t s = t->nsorted - t->first, n = t->ncycle - t->first;
     if (s >= n)
         return;
     bool in_order = true;
@@ -282,6 +284,7 @@ static void sort_cycle(track *t)
     if (!in_order)
         qsort(z + s, n - s, sizeof *z, by_begin_then_longer);
     if (s && by_begin_then_longer(&z[s - 1], &z[s]) > 0) {
+        t->arrival_mixed = true; /* new zones go before waiting ones */
         cycle_zone *tmp = malloc((size_t)n * sizeof *z);
         if (!tmp) {
             qsort(z, n, sizeof *z, by_begin_then_longer);
@@ -297,7 +300,7 @@ static void sort_cycle(track *t)
             free(tmp);
         }
     }
-    t->nsorted = n;
+    t->nsorted = t->ncycle;
 }
 
 static void write_cycle(worker *w, uint16_t id, track *t, uint64_t now, bool all)
@@ -306,10 +309,17 @@ static void write_cycle(worker *w, uint16_t id, track *t, uint64_t now, bool all
     gz_gpu_clock_fit(clock);
     sort_cycle(t);
     uint64_t wait = gz_gpu_clock_settled(clock) ? LOOKAHEAD_NS : LOOKAHEAD_MAX_NS;
-    uint32_t kept = 0;
-    for (uint32_t i = 0; i < t->ncycle; i++) {
+    /* Zones that wait stay, in write order; where they are in order of
+     * arrival too, the first that waits is followed by waiting ones only,
+     * and they stay where they are (not copied down each cycle). */
+    uint32_t kept = t->first, i;
+    bool arrival_ordered = true;
+    for (i = t->first; i < t->ncycle; i++) {
         const cycle_zone *z = &t->cycle[i];
         if (!all && now - z->arrived_ns < wait) {
+            if (kept == t->first && !t->arrival_mixed)
+                break;
+            arrival_ordered &= kept == t->first || t->cycle[kept - 1].arrived_ns <= z->arrived_ns;
             t->cycle[kept++] = *z; /* stays in begin order: kept <= i */
             continue;
         }
@@ -348,8 +358,15 @@ static void write_cycle(worker *w, uint16_t id, track *t, uint64_t now, bool all
         FOR_SINKS(w, gpu_zone, &sz);
         w->zones_written++;
     }
-    t->ncycle = kept;
-    t->nsorted = kept;
+    if (i < t->ncycle) {
+        t->first = i;
+    } else {
+        t->ncycle = kept;
+        t->arrival_mixed = !arrival_ordered;
+    }
+    if (t->first == t->ncycle)
+        t->first = t->ncycle = 0, t->arrival_mixed = false;
+    t->nsorted = t->ncycle;
 }
 
 /* Writes what has waited long enough (all of it at the end); tracks with
@@ -380,6 +397,13 @@ static void gpu_zone(worker *w, const gz_item *it)
         else
             w->zones_dropped_here++;
         return;
+    }
+    if (t->ncycle == t->cap && t->first) {
+        /* Room from the zones written: the waiting ones move down. */
+        memmove(t->cycle, t->cycle + t->first, (size_t)(t->ncycle - t->first) * sizeof *t->cycle);
+        t->ncycle -= t->first;
+        t->nsorted -= t->first;
+        t->first = 0;
     }
     if (t->ncycle == t->cap) {
         uint32_t cap = t->cap ? t->cap * 2 : 256;

@@ -3,10 +3,15 @@
  * control characters, invalid UTF-8, any length) the result must be one
  * valid JSON string: quoted, no raw control character, only the escapes
  * JSON has, valid UTF-8 throughout; and the length it reports must be the
- * length it writes. */
+ * length it writes. The trace's writer (gz_jsonw_str, which copies plain
+ * names as they are) must write the very same bytes, wherever in its
+ * buffer the name falls (the first byte picks how full it is). */
+#define _GNU_SOURCE /* memfd_create */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "gz_jsonw.h"
 
@@ -68,6 +73,29 @@ static void check_json_string(const unsigned char *s, size_t n)
     }
 }
 
+static void check_writer(const uint8_t *data, size_t size, const char *want, size_t need)
+{
+    static gz_jsonw w;
+    static int fd = -2;
+    if (fd == -2)
+        fd = memfd_create("gz-fuzz-jsonw", 0);
+    if (fd < 0 || ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0)
+        return;
+    gz_jsonw_init(&w, fd);
+    size_t fill = sizeof w.buf - (size ? data[0] % 64 : 0);
+    memset(w.buf, '-', fill);
+    w.len = fill;
+    gz_jsonw_str(&w, (const char *)data, size);
+    if (w.len > sizeof w.buf || !gz_jsonw_flush(&w) || w.written != fill + need)
+        abort();
+    char *got = malloc(need ? need : 1);
+    if (!got)
+        return;
+    if (pread(fd, got, need, (off_t)fill) != (ssize_t)need || memcmp(got, want, need))
+        abort();
+    free(got);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     size_t need = gz_json_escape(NULL, 0, (const char *)data, size);
@@ -78,6 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (wrote != need)
         abort();
     check_json_string((const unsigned char *)out, need);
+    check_writer(data, size, out, need);
     free(out);
     return 0;
 }

@@ -95,12 +95,97 @@ static int test_write_error(void)
     return 0;
 }
 
+/* Numbers of every length, and around each power of ten, as printf
+ * writes them: integers and microseconds with three decimals. */
+static int test_numbers_every_length(void)
+{
+    char path[] = "/tmp/gz-test-jsonw-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    gz_jsonw *w = malloc(sizeof *w);
+    char *want = malloc(1 << 20), *got = malloc(1 << 20);
+    CHECK(w != NULL && want != NULL && got != NULL);
+    gz_jsonw_init(w, fd);
+    size_t n = 0;
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int k = 0; k < 3000; k++) {
+        uint64_t p10 = 1;
+        for (int d = 0; d < k % 20; d++)
+            p10 *= 10;
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t v = k % 3 == 0 ? p10 : k % 3 == 1 ? p10 - 1 : x >> (k % 64);
+        gz_jsonw_u64(w, v);
+        gz_jsonw_lit(w, " ");
+        gz_jsonw_us(w, v);
+        gz_jsonw_lit(w, " ");
+        gz_jsonw_i64(w, -(int64_t)(v >> 1));
+        gz_jsonw_lit(w, "\n");
+        n += (size_t)snprintf(want + n, (1 << 20) - n, "%llu %llu.%03llu %lld\n",
+                              (unsigned long long)v, (unsigned long long)(v / 1000),
+                              (unsigned long long)(v % 1000), -(long long)(v >> 1));
+    }
+    CHECK(gz_jsonw_flush(w));
+    CHECK_U64(w->written, n);
+    CHECK(pread(fd, got, n, 0) == (ssize_t)n);
+    got[n] = want[n] = '\0';
+    CHECK_STR(got, want);
+    close(fd);
+    unlink(path);
+    free(w);
+    free(want);
+    free(got);
+    return 0;
+}
+
+/* Every piece lands whole whatever room the buffer has left, and the
+ * writer never holds more than its buffer: a string or number that meets
+ * the end of the buffer is split across a write. */
+static int test_buffer_end(void)
+{
+    static const char expect[] = "\"zone 0\"4094624571.345 18446744073709551615 \"a\\\"b\" x";
+    char path[] = "/tmp/gz-test-jsonw-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    gz_jsonw *w = malloc(sizeof *w);
+    CHECK(w != NULL);
+    size_t size = sizeof w->buf;
+    for (size_t fill = size - 40; fill <= size; fill++) {
+        CHECK(ftruncate(fd, 0) == 0);
+        CHECK(lseek(fd, 0, SEEK_SET) == 0);
+        gz_jsonw_init(w, fd);
+        for (size_t i = 0; i < fill; i++)
+            gz_jsonw_raw(w, "-", 1);
+        gz_jsonw_str(w, "zone 0", 6);
+        CHECK(w->len <= size);
+        gz_jsonw_us(w, 4094624571345ull);
+        CHECK(w->len <= size);
+        gz_jsonw_lit(w, " ");
+        gz_jsonw_u64(w, UINT64_MAX);
+        CHECK(w->len <= size);
+        gz_jsonw_lit(w, " ");
+        gz_jsonw_str(w, "a\"b", 3);
+        CHECK(w->len <= size);
+        gz_jsonw_lit(w, " x");
+        CHECK(gz_jsonw_flush(w));
+        CHECK_U64(w->written, fill + sizeof expect - 1);
+        char got[sizeof expect] = {0};
+        CHECK(pread(fd, got, sizeof expect - 1, (off_t)fill) == (ssize_t)(sizeof expect - 1));
+        CHECK_STR(got, expect);
+    }
+    close(fd);
+    unlink(path);
+    free(w);
+    return 0;
+}
+
 int main(void)
 {
     int failed = 0;
     failed += run("string escaping and invalid UTF-8", test_escape);
     failed += run("numbers, microseconds, buffered writes", test_numbers_and_file);
     failed += run("write errors (/dev/full)", test_write_error);
+    failed += run("pieces at the end of the buffer", test_buffer_end);
+    failed += run("numbers of every length", test_numbers_every_length);
     printf("%d group(s) failed\n", failed);
     return failed ? 1 : 0;
 }
