@@ -166,6 +166,13 @@ typedef struct device_data {
     PFN_vkFreeCommandBuffers FreeCommandBuffers;
     PFN_vkMapMemory MapMemory;
     PFN_vkUnmapMemory UnmapMemory;
+    PFN_vkGetSemaphoreCounterValue GetSemaphoreCounterValue;
+    PFN_vkGetSemaphoreCounterValue GetSemaphoreCounterValueKHR;
+    PFN_vkWaitSemaphores WaitSemaphores;
+    PFN_vkWaitSemaphores WaitSemaphoresKHR;
+    PFN_vkWaitForFences WaitForFences;
+    PFN_vkGetFenceStatus GetFenceStatus;
+    PFN_vkDeviceWaitIdle DeviceWaitIdle;
     PFN_vkQueueSubmit QueueSubmit;
     PFN_vkQueueSubmit2 QueueSubmit2;
     PFN_vkQueueSubmit2 QueueSubmit2KHR;
@@ -710,6 +717,15 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice phys,
                 NEXT(FreeCommandBuffers),
                 NEXT(MapMemory),
                 NEXT(UnmapMemory),
+                NEXT(GetSemaphoreCounterValue),
+                .GetSemaphoreCounterValueKHR = (PFN_vkGetSemaphoreCounterValue)next_gdpa(
+                    *device, "vkGetSemaphoreCounterValueKHR"),
+                NEXT(WaitSemaphores),
+                .WaitSemaphoresKHR =
+                    (PFN_vkWaitSemaphores)next_gdpa(*device, "vkWaitSemaphoresKHR"),
+                NEXT(WaitForFences),
+                NEXT(GetFenceStatus),
+                NEXT(DeviceWaitIdle),
                 NEXT(QueueSubmit),
                 NEXT(QueueSubmit2),
                 .QueueSubmit2KHR = (PFN_vkQueueSubmit2)next_gdpa(*device, "vkQueueSubmit2KHR"),
@@ -1012,6 +1028,82 @@ static VKAPI_ATTR void VKAPI_CALL CmdCopyQueryPoolResults(VkCommandBuffer cb, Vk
     }
     pthread_mutex_unlock(&copy_lock);
     d->CmdSetEvent(cb, event, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+}
+
+/* The copies whose events are set, done now. A GPU's copy has landed by
+ * the time anything can see the work after it complete (a fence, a
+ * semaphore, an idle queue): each way to see that runs this before it
+ * answers, so that the host copies keep that promise too. */
+static void copies_land(void)
+{
+    pthread_mutex_lock(&copy_lock);
+    for (uint32_t i = 0; poller_started && i < nwatches; i++) {
+        copy_watch *w = &watches[i];
+        if (w->d->GetEventStatus(w->device, w->event) != VK_EVENT_SET)
+            continue;
+        w->d->ResetEvent(w->device, w->event);
+        copy_on_host(w);
+    }
+    pthread_mutex_unlock(&copy_lock);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL GetSemaphoreCounterValue(VkDevice device,
+                                                              VkSemaphore semaphore,
+                                                              uint64_t *value)
+{
+    VkResult r = find_device(device)->GetSemaphoreCounterValue(device, semaphore, value);
+    copies_land();
+    return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL GetSemaphoreCounterValueKHR(VkDevice device,
+                                                                 VkSemaphore semaphore,
+                                                                 uint64_t *value)
+{
+    VkResult r = find_device(device)->GetSemaphoreCounterValueKHR(device, semaphore, value);
+    copies_land();
+    return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL WaitSemaphores(VkDevice device,
+                                                    const VkSemaphoreWaitInfo *info,
+                                                    uint64_t timeout)
+{
+    VkResult r = find_device(device)->WaitSemaphores(device, info, timeout);
+    copies_land();
+    return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL WaitSemaphoresKHR(VkDevice device,
+                                                       const VkSemaphoreWaitInfo *info,
+                                                       uint64_t timeout)
+{
+    VkResult r = find_device(device)->WaitSemaphoresKHR(device, info, timeout);
+    copies_land();
+    return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL WaitForFences(VkDevice device, uint32_t count,
+                                                   const VkFence *fences, VkBool32 all,
+                                                   uint64_t timeout)
+{
+    VkResult r = find_device(device)->WaitForFences(device, count, fences, all, timeout);
+    copies_land();
+    return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL GetFenceStatus(VkDevice device, VkFence fence)
+{
+    VkResult r = find_device(device)->GetFenceStatus(device, fence);
+    copies_land();
+    return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device)
+{
+    VkResult r = find_device(device)->DeviceWaitIdle(device);
+    copies_land();
+    return r;
 }
 
 /* A command buffer recorded again, or freed, will never run its old copies:
@@ -1367,6 +1459,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueueWaitIdle(VkQueue queue)
     device_data *d = find_device(queue);
     VkResult r;
     ON_REAL_QUEUE(d, queue, r = d->QueueWaitIdle(queue));
+    copies_land();
     return r;
 }
 
@@ -1487,6 +1580,23 @@ static PFN_vkVoidFunction own_device(const char *name)
         return (PFN_vkVoidFunction)FreeCommandBuffers;
     if (!strcmp(name, "vkMapMemory"))
         return (PFN_vkVoidFunction)MapMemory;
+    if (!strcmp(name, "vkQueueWaitIdle"))
+        return (PFN_vkVoidFunction)QueueWaitIdle;
+    static const struct {
+        const char *name;
+        PFN_vkVoidFunction fn;
+    } completion_fns[] = {
+        {"vkGetSemaphoreCounterValue", (PFN_vkVoidFunction)GetSemaphoreCounterValue},
+        {"vkGetSemaphoreCounterValueKHR", (PFN_vkVoidFunction)GetSemaphoreCounterValueKHR},
+        {"vkWaitSemaphores", (PFN_vkVoidFunction)WaitSemaphores},
+        {"vkWaitSemaphoresKHR", (PFN_vkVoidFunction)WaitSemaphoresKHR},
+        {"vkWaitForFences", (PFN_vkVoidFunction)WaitForFences},
+        {"vkGetFenceStatus", (PFN_vkVoidFunction)GetFenceStatus},
+        {"vkDeviceWaitIdle", (PFN_vkVoidFunction)DeviceWaitIdle},
+    };
+    for (size_t i = 0; i < sizeof completion_fns / sizeof completion_fns[0]; i++)
+        if (!strcmp(name, completion_fns[i].name))
+            return completion_fns[i].fn;
     if (!strcmp(name, "vkUnmapMemory"))
         return (PFN_vkVoidFunction)UnmapMemory;
     if (!fq_active())
