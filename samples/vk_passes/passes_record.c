@@ -451,8 +451,8 @@ static void dispatch(struct passes_app *app, VkCommandBuffer cb, VkPipeline p, u
     passes_region_end(app, cb, r);
 }
 
-/* A fill, then two dispatches over the storage buffer: what the host
- * checks afterwards. */
+/* A fill, then two dispatches (and the extra ones, which scramble again)
+ * over the storage buffer: what the host checks afterwards. */
 static void compute(struct passes_app *app, VkCommandBuffer cb, unsigned frame)
 {
     const VkPipelineStageFlags both = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
@@ -467,6 +467,11 @@ static void compute(struct passes_app *app, VkCommandBuffer cb, unsigned frame)
     barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, rw);
     dispatch(app, cb, app->scramble_pipe, 16, 1, frame);
+    for (unsigned i = 0; i < app->opt.extra_dispatches; i++) {
+        barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, rw);
+        dispatch(app, cb, app->scramble_pipe, 16, 1, frame);
+    }
     barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
             VK_ACCESS_HOST_READ_BIT);
     label_end(app, cb);

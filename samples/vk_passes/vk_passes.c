@@ -2,7 +2,8 @@
  * results (vk_passes.h says what a frame holds).
  *
  *   gz-sample-vk-passes [--frames N] [--warmup N] [--extra-draws N]
- *                       [--extra-passes N] [--rounds N] [--truth FILE]
+ *                       [--extra-passes N] [--extra-dispatches N] [--rounds N]
+ *                       [--truth FILE]
  *
  * GZ_TEST_APP_LAYERS=A:B: layers the program enables itself (the tests
  * put the validation layer or a counting layer below gpuzones that way).
@@ -70,8 +71,10 @@ static bool results_right(const struct passes_app *app, unsigned frame)
 {
     const uint32_t *v = app->storage.mapped;
     uint32_t mix = mixed(frame, app->opt.rounds, frame);
+    /* scrambling twice gives back what was there */
+    bool scrambled = app->opt.extra_dispatches % 2 == 0;
     for (uint32_t i = 0; i < STORAGE_SCRAMBLED; i++) {
-        uint32_t want = (i < STORAGE_MIXED ? mix : frame) ^ (i * 2654435761u) ^ frame;
+        uint32_t want = (i < STORAGE_MIXED ? mix : frame) ^ (scrambled ? (i * 2654435761u) ^ frame : 0);
         if (v[i] != want)
             return false;
     }
@@ -157,13 +160,15 @@ static void parse_options(int argc, char **argv, struct passes_options *o)
             o->extra_draws = parse_uint(argv[++i], a, 100000);
         else if (i + 1 < argc && strcmp(a, "--extra-passes") == 0)
             o->extra_passes = parse_uint(argv[++i], a, 10000);
+        else if (i + 1 < argc && strcmp(a, "--extra-dispatches") == 0)
+            o->extra_dispatches = parse_uint(argv[++i], a, 10000);
         else if (i + 1 < argc && strcmp(a, "--rounds") == 0)
             o->rounds = parse_uint(argv[++i], a, 60000); /* llvmpipe stops a loop at 65535 */
         else if (i + 1 < argc && strcmp(a, "--truth") == 0)
             o->truth = argv[++i];
         else {
             fprintf(stderr, "usage: gz-sample-vk-passes [--frames N] [--warmup N] [--extra-draws N] "
-                            "[--extra-passes N] [--rounds N] [--truth FILE]\n");
+                            "[--extra-passes N] [--extra-dispatches N] [--rounds N] [--truth FILE]\n");
             exit(1);
         }
     }
@@ -172,9 +177,10 @@ static void parse_options(int argc, char **argv, struct passes_options *o)
         exit(1);
     }
     if (o->truth && (o->extra_draws > PASSES_MAX_REGION_COMMANDS - 8 ||
-                     o->extra_passes > PASSES_MAX_REGIONS - 16 || o->warmup + o->frames > 10000)) {
+                     o->extra_passes + o->extra_dispatches > PASSES_MAX_REGIONS - 16 ||
+                     o->warmup + o->frames > 10000)) {
         fprintf(stderr, "gz-sample-vk-passes: with --truth, at most %d extra draws, %d extra passes and "
-                        "10000 frames\n", PASSES_MAX_REGION_COMMANDS - 8, PASSES_MAX_REGIONS - 16);
+                        "dispatches and 10000 frames\n", PASSES_MAX_REGION_COMMANDS - 8, PASSES_MAX_REGIONS - 16);
         exit(1);
     }
 }

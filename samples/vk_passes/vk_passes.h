@@ -39,6 +39,7 @@ struct passes_options {
     unsigned warmup;       /* frames before them, not timed */
     unsigned extra_draws;  /* more draws in the main render pass */
     unsigned extra_passes; /* more (empty) render pass instances */
+    unsigned extra_dispatches; /* more dispatches in the compute pass */
     unsigned rounds;       /* the compute shaders' work per element */
     const char *truth;     /* the truth file, NULL: no timestamps of its own, no truth */
 };
