@@ -324,8 +324,11 @@ static void create_image(struct passes_app *app, uint32_t w, uint32_t h, VkForma
 {
     VkFormatProperties fp;
     vkGetPhysicalDeviceFormatProperties(app->phys, format, &fp);
-    VkFormatFeatureFlags need = (usage & VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT ? VK_FORMAT_FEATURE_COLOR_ATTACHMENT_BIT : 0) |
-                                (usage & VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT ? VK_FORMAT_FEATURE_DEPTH_STENCIL_ATTACHMENT_BIT : 0);
+    VkFormatFeatureFlags need = 0;
+    if (usage & VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT)
+        need |= VK_FORMAT_FEATURE_COLOR_ATTACHMENT_BIT;
+    if (usage & VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT)
+        need |= VK_FORMAT_FEATURE_DEPTH_STENCIL_ATTACHMENT_BIT;
     if ((fp.optimalTilingFeatures & need) != need)
         passes_die(77, "the device cannot render to %s", passes_format_name(format));
     VkImageCreateInfo ici = {

@@ -108,9 +108,10 @@ void passes_calibrate(struct passes_app *app)
         app->clock_source = "assumed";
         return;
     }
+    const VkStructureType info_type = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT;
     VkCalibratedTimestampInfoEXT info[2] = {
-        {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, .timeDomain = VK_TIME_DOMAIN_DEVICE_EXT},
-        {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, .timeDomain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT},
+        {.sType = info_type, .timeDomain = VK_TIME_DOMAIN_DEVICE_EXT},
+        {.sType = info_type, .timeDomain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT},
     };
     uint64_t best = UINT64_MAX;
     for (int i = 0; i < 8; i++) {
@@ -213,8 +214,9 @@ bool passes_write_truth(const struct passes_app *app)
     fprintf(f, "{\n \"program\": \"gz-sample-vk-passes\",\n \"pid\": %d,\n \"instances\": 1,\n \"device\": ",
             (int)getpid());
     put_string(f, app->props.deviceName);
-    fprintf(f, ",\n \"family\": %u,\n \"queue_index\": 0,\n \"clock\": \"%s\",\n \"cmdbuf\": \"Frame commands\",\n",
-            app->family, app->clock_source);
+    fprintf(f, ",\n \"family\": %u,\n \"queue_index\": 0,\n \"clock\": \"%s\",\n", app->family,
+            app->clock_source);
+    fprintf(f, " \"cmdbuf\": \"Frame commands\",\n");
     fprintf(f, " \"frames\": [\n");
     for (unsigned i = 0; i < nframes; i++)
         put_frame(f, &app->truth[i], i, i + 1 == nframes);
