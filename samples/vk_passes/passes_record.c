@@ -75,12 +75,14 @@ static void bind(struct passes_app *app, VkCommandBuffer cb, VkPipelineBindPoint
 static void label_begin(struct passes_app *app, VkCommandBuffer cb, const char *name)
 {
     VkDebugUtilsLabelEXT l = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT, .pLabelName = name};
+    passes_region_settle(app, cb);
     app->begin_label(cb, &l);
     passes_truth_label(app, true, name);
 }
 
 static void label_end(struct passes_app *app, VkCommandBuffer cb)
 {
+    passes_region_settle(app, cb);
     app->end_label(cb);
     passes_truth_label(app, false, NULL);
 }
@@ -483,6 +485,7 @@ void passes_record_frame(struct passes_app *app, unsigned frame)
 {
     VkCommandBuffer cb = app->frame_cb;
     app->bound_draw = app->bound_compute = VK_NULL_HANDLE;
+    app->unended = -1;
     VkCommandBufferBeginInfo bi = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
         .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
@@ -497,5 +500,6 @@ void passes_record_frame(struct passes_app *app, unsigned frame)
     post(app, cb);
     compute(app, cb, frame);
     label_end(app, cb);
+    passes_region_settle(app, cb);
     PASSES_CHECK(vkEndCommandBuffer(cb));
 }

@@ -22,7 +22,7 @@ int passes_region_begin(struct passes_app *app, VkCommandBuffer cb, bool pass, c
     struct passes_frame *f = app->frame;
     if (!f)
         return -1;
-    if (f->nregions == PASSES_MAX_REGIONS || 2 * (uint32_t)(f->nregions + 1) > app->nqueries)
+    if (f->nregions == PASSES_MAX_REGIONS || f->nqueries + 2 > app->nqueries)
         passes_die(2, "too many timed regions in a frame");
     int r = f->nregions++;
     struct passes_region *reg = &f->regions[r];
@@ -33,16 +33,42 @@ int passes_region_begin(struct passes_app *app, VkCommandBuffer cb, bool pass, c
     vsnprintf(reg->name, sizeof reg->name, fmt, ap);
     va_end(ap);
     reg->label = f->depth ? f->stack[f->depth - 1] : -1;
-    reg->query = 2 * (uint32_t)r;
-    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, app->queries, reg->query);
+    /* One timestamp both ends the command before, if it is still open, and
+     * begins this one: two in a row would put one more timestamp between
+     * the end of that command's window and the layer's own end of it. */
+    reg->begin_query = f->nqueries++;
+    if (app->unended >= 0)
+        f->regions[app->unended].end_query = reg->begin_query;
+    app->unended = -1;
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, app->queries, reg->begin_query);
     return r;
 }
 
+static void write_end(struct passes_app *app, VkCommandBuffer cb, int region)
+{
+    struct passes_region *reg = &app->frame->regions[region];
+    reg->end_query = app->frame->nqueries++;
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, app->queries, reg->end_query);
+}
+
+/* A render pass instance's region ends now; a command's when what follows
+ * it has a timestamp (passes_region_settle). */
 void passes_region_end(struct passes_app *app, VkCommandBuffer cb, int region)
 {
-    if (region >= 0)
-        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, app->queries,
-                            app->frame->regions[region].query + 1);
+    if (region < 0)
+        return;
+    passes_region_settle(app, cb);
+    if (app->frame->regions[region].pass)
+        write_end(app, cb, region);
+    else
+        app->unended = region;
+}
+
+void passes_region_settle(struct passes_app *app, VkCommandBuffer cb)
+{
+    if (app->frame && app->unended >= 0)
+        write_end(app, cb, app->unended);
+    app->unended = -1;
 }
 
 void passes_region_command(struct passes_app *app, int region, const char *fmt, ...)
@@ -128,15 +154,14 @@ void passes_calibrate(struct passes_app *app)
 void passes_read_timestamps(struct passes_app *app)
 {
     struct passes_frame *f = app->frame;
-    if (!f || f->nregions == 0)
+    if (!f || f->nqueries == 0)
         return;
     uint64_t ticks[2 * PASSES_MAX_REGIONS];
-    PASSES_CHECK(vkGetQueryPoolResults(app->device, app->queries, 0, 2 * (uint32_t)f->nregions, sizeof ticks,
-                                       ticks, sizeof ticks[0],
-                                       VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+    PASSES_CHECK(vkGetQueryPoolResults(app->device, app->queries, 0, f->nqueries, sizeof ticks, ticks,
+                                       sizeof ticks[0], VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
     for (int r = 0; r < f->nregions; r++) {
-        f->regions[r].begin_ns = (uint64_t)ticks_to_host(app, ticks[2 * r]);
-        f->regions[r].end_ns = (uint64_t)ticks_to_host(app, ticks[2 * r + 1]);
+        f->regions[r].begin_ns = (uint64_t)ticks_to_host(app, ticks[f->regions[r].begin_query]);
+        f->regions[r].end_ns = (uint64_t)ticks_to_host(app, ticks[f->regions[r].end_query]);
     }
 }
 

@@ -10,10 +10,15 @@
  * with debug labels around most of it. The host checks what the GPU wrote.
  *
  * With --truth FILE it also times each render pass instance, dispatch,
- * copy and fill with timestamps of its own (just before and just after
- * it, BOTTOM_OF_PIPE) and writes FILE: for every frame, each of those
- * regions with the zone name the layer must give it, its own GPU times on
- * the host clock, and the commands the layer must time inside it. */
+ * copy and fill with timestamps of its own (BOTTOM_OF_PIPE) and writes
+ * FILE: for every frame, each of those regions with the zone name the
+ * layer must give it, its own GPU times on the host clock, and the
+ * commands the layer must time inside it. A region begins just before its
+ * render pass instance or command; a render pass instance's ends just
+ * after it, a command's just before what comes next that has a timestamp
+ * (the next region, whose beginning it is too, or a label), so that the
+ * window holds the command's zone whether the layer ends it right after
+ * the command or where the next one begins. */
 #ifndef VK_PASSES_H
 #define VK_PASSES_H
 
@@ -69,7 +74,7 @@ struct passes_region {
     char groups[24];               /* a dispatch: "XxYxZ" */
     char pipeline[PASSES_NAME_MAX]; /* a dispatch: its pipeline's debug name, "" if none */
     int label;                     /* the innermost label open around it (index in the frame), -1 */
-    uint32_t query;                /* its first timestamp; the second follows */
+    uint32_t begin_query, end_query; /* its timestamps in the frame's queries */
     uint64_t begin_ns, end_ns;     /* its own timestamps on the host clock */
     int ncommands;
     char commands[PASSES_MAX_REGION_COMMANDS][PASSES_NAME_MAX];
@@ -83,6 +88,7 @@ struct passes_label {
 struct passes_frame {
     uint64_t submit_ns, done_ns; /* host times around its submission and wait */
     int nregions;
+    uint32_t nqueries; /* timestamps written */
     struct passes_region regions[PASSES_MAX_REGIONS];
     int nlabels;
     struct passes_label labels[PASSES_MAX_LABELS];
@@ -157,6 +163,7 @@ struct passes_app {
     /* the frame being recorded and the truth of the timed frames */
     struct passes_frame *frame;
     struct passes_frame *truth; /* opt.frames of them, when opt.truth */
+    int unended;                /* the command region whose end is still to be written, -1: none */
     VkPipeline bound_draw, bound_compute; /* in the command buffer being recorded */
 
     /* what the program recorded (render pass instances, action commands),
@@ -186,6 +193,7 @@ const char *passes_format_name(VkFormat f);
 int passes_region_begin(struct passes_app *app, VkCommandBuffer cb, bool pass, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void passes_region_end(struct passes_app *app, VkCommandBuffer cb, int region);
+void passes_region_settle(struct passes_app *app, VkCommandBuffer cb);
 void passes_region_command(struct passes_app *app, int region, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void passes_truth_label(struct passes_app *app, bool begin, const char *name);
