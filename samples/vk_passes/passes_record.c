@@ -486,6 +486,7 @@ void passes_record_frame(struct passes_app *app, unsigned frame)
     VkCommandBuffer cb = app->frame_cb;
     app->bound_draw = app->bound_compute = VK_NULL_HANDLE;
     app->unended = -1;
+    app->open_pass = -1;
     VkCommandBufferBeginInfo bi = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
         .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,

@@ -41,6 +41,8 @@ int passes_region_begin(struct passes_app *app, VkCommandBuffer cb, bool pass, c
         f->regions[app->unended].end_query = reg->begin_query;
     app->unended = -1;
     vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, app->queries, reg->begin_query);
+    if (pass)
+        app->open_pass = r;
     return r;
 }
 
@@ -58,10 +60,12 @@ void passes_region_end(struct passes_app *app, VkCommandBuffer cb, int region)
     if (region < 0)
         return;
     passes_region_settle(app, cb);
-    if (app->frame->regions[region].pass)
+    if (app->frame->regions[region].pass) {
         write_end(app, cb, region);
-    else
+        app->open_pass = -1;
+    } else {
         app->unended = region;
+    }
 }
 
 void passes_region_settle(struct passes_app *app, VkCommandBuffer cb)
@@ -103,6 +107,9 @@ void passes_truth_label(struct passes_app *app, bool begin, const char *name)
     snprintf(f->labels[l].name, sizeof f->labels[l].name, "%s", name);
     f->labels[l].parent = f->depth ? f->stack[f->depth - 1] : -1;
     f->stack[f->depth++] = l;
+    struct passes_region *pass = app->open_pass >= 0 ? &f->regions[app->open_pass] : NULL;
+    if (pass && pass->nlabels_inside < 4)
+        pass->labels_inside[pass->nlabels_inside++] = l;
 }
 
 /* ---- the device clock ------------------------------------------------------------ */
@@ -216,8 +223,11 @@ static void put_frame(FILE *f, const struct passes_frame *fr, unsigned index, bo
         put_string(f, reg->name);
         fprintf(f, ", \"detail\": ");
         put_detail(f, reg);
-        fprintf(f, ", \"label\": %d, \"begin_ns\": %llu, \"end_ns\": %llu, \"commands\": [", reg->label,
-                (unsigned long long)reg->begin_ns, (unsigned long long)reg->end_ns);
+        fprintf(f, ", \"label\": %d, \"labels_inside\": [", reg->label);
+        for (int l = 0; l < reg->nlabels_inside; l++)
+            fprintf(f, "%s%d", l ? ", " : "", reg->labels_inside[l]);
+        fprintf(f, "], \"begin_ns\": %llu, \"end_ns\": %llu, \"commands\": [", (unsigned long long)reg->begin_ns,
+                (unsigned long long)reg->end_ns);
         for (int c = 0; c < reg->ncommands; c++) {
             if (c)
                 fprintf(f, ", ");

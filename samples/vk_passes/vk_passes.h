@@ -74,6 +74,8 @@ struct passes_region {
     char groups[24];               /* a dispatch: "XxYxZ" */
     char pipeline[PASSES_NAME_MAX]; /* a dispatch: its pipeline's debug name, "" if none */
     int label;                     /* the innermost label open around it (index in the frame), -1 */
+    int nlabels_inside;
+    int labels_inside[4];          /* labels begun inside a render pass instance */
     uint32_t begin_query, end_query; /* its timestamps in the frame's queries */
     uint64_t begin_ns, end_ns;     /* its own timestamps on the host clock */
     int ncommands;
@@ -164,6 +166,7 @@ struct passes_app {
     struct passes_frame *frame;
     struct passes_frame *truth; /* opt.frames of them, when opt.truth */
     int unended;                /* the command region whose end is still to be written, -1: none */
+    int open_pass;              /* the render pass region being recorded, -1: none */
     VkPipeline bound_draw, bound_compute; /* in the command buffer being recorded */
 
     /* what the program recorded (render pass instances, action commands),

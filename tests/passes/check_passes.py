@@ -14,7 +14,8 @@ per frame its top-level zones are the sample's regions, in order, named as
 docs/TRACE_FORMAT.md says, of args.level "pass" or "command", with the
 details in args.detail; each lies inside the sample's own timestamps for
 it (give or take --slack-us) and lasts as long (within 25 % or 100 us),
-inside the frame's command buffer zone and inside the label zone around it;
+inside the frame's command buffer zone and inside the label zone around it
+(a render pass zone around those begun inside it);
 a render pass instance holds the commands the truth lists (commands level)
 or none (passes level); the labels are those of the labels level; the
 summary lists the render pass and command zones, render passes first by
@@ -121,7 +122,7 @@ def detail_wanted(region):
     return out
 
 
-def check_region(ck, t, level, where, region, z, cmdbuf, label_zone, slack):
+def check_region(ck, t, level, where, region, z, cmdbuf, label_zone, slack, frame_labels=None):
     args = z.get("args", {})
     ck.expect(args.get("level") == region["level"], "%s: %s has level %r, expected %r"
               % (where, gztrace.describe(z), args.get("level"), region["level"]))
@@ -146,6 +147,12 @@ def check_region(ck, t, level, where, region, z, cmdbuf, label_zone, slack):
         ck.expect(label_zone["_ts"] <= z["_ts"] and z["_end"] <= label_zone["_end"],
                   "%s: %s lies outside the label zone around it %s" % (where, gztrace.describe(z),
                                                                       gztrace.describe(label_zone)))
+    for i in region.get("labels_inside", []) if frame_labels is not None else []:
+        lz = frame_labels[i]
+        ck.expect(z["_ts"] <= lz["_ts"] and lz["_end"] <= z["_end"],
+                  "%s: label %s, begun inside %s, lies outside it" % (where, gztrace.describe(lz),
+                                                                    gztrace.describe(z)))
+        ck.count("label zones inside render pass zones")
     kids = t.children(z)
     want = region["commands"] if level == "commands" and region["level"] == "pass" else []
     ck.expect([k["name"] for k in kids] == want, "%s: commands %s inside %s, expected %s"
@@ -178,7 +185,7 @@ def check_pass_track(ck, t, truth, level, ptid, frames, labels, slack):
             continue
         for r, z in zip(want, got):
             label_zone = lz[r["label"]] if lz is not None and r["label"] >= 0 else None
-            check_region(ck, t, level, where, r, z, cmdbuf, label_zone, slack)
+            check_region(ck, t, level, where, r, z, cmdbuf, label_zone, slack, lz)
     stray = [z for z in tops if id(z) not in used]
     ck.expect(not stray, "render pass or command zones in no frame's command buffer zone: %s"
               % [gztrace.describe(z) for z in stray[:3]])

@@ -181,6 +181,17 @@ def mutations(truth, level, events):
         lab["dur"] = zone(ev, "Shadow pass")["ts"] - lab["ts"] - 1
     out.append(("a render pass zone outside the label zone around it", label_elsewhere, None))
 
+    hosting = [r for r in regions if r.get("labels_inside")]
+    if hosting:
+        def label_out_of_pass(ev):
+            # the label of the secondary executed inside a render pass, moved
+            # just after that render pass's zone (still inside its parent label)
+            z = zone(ev, hosting[0]["name"])
+            name = truth["frames"][0]["labels"][hosting[0]["labels_inside"][0]]["name"]
+            lab = next(e for e in ev if e.get("args", {}).get("level") == "label" and e["name"] == name)
+            lab["ts"], lab["dur"] = z["ts"] + z["dur"] + 1, 50
+        out.append(("a label begun inside a render pass lying outside its zone", label_out_of_pass, None))
+
     with_cmds = next(r for r in regions if r["commands"])
     if level == "passes":
         def draw(ev):
