@@ -32,7 +32,7 @@
 #define PASSES_MAX_LABELS 16           /* labels of one frame */
 #define PASSES_MAX_PIPELINES 16
 #define PASSES_MAX_SECONDARY_OPS 8
-#define PASSES_MAX_MESSAGES 200
+#define PASSES_MAX_MESSAGES 2000
 
 #define PASSES_CHECK(expr) passes_check((expr), #expr, __FILE__, __LINE__)
 void passes_check(VkResult r, const char *what, const char *file, int line);
