@@ -113,10 +113,13 @@ def callgrind_self_by_object(path):
 
 
 def callgrind_inside(cmd, env, out, function, layer):
-    """Runs cmd under callgrind collecting only inside function (and what
-    it calls). Returns (completed process, {part: instructions})."""
-    p = subprocess.run(["valgrind", "--tool=callgrind", "--collect-atstart=no",
-                        f"--toggle-collect={function}", f"--callgrind-out-file={out}"] + cmd,
+    """Runs cmd under callgrind collecting only inside function (a name, or
+    a list of names: inside any of them) and what it calls. Returns
+    (completed process, {part: instructions})."""
+    functions = [function] if isinstance(function, str) else list(function)
+    p = subprocess.run(["valgrind", "--tool=callgrind", "--collect-atstart=no"] +
+                       [f"--toggle-collect={f}" for f in functions] +
+                       [f"--callgrind-out-file={out}"] + cmd,
                        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                        check=False)
     if p.returncode or not os.path.exists(out):

@@ -15,7 +15,10 @@ import json
 import re
 
 GPU_TID_BASE = 1 << 30
-LEVELS = ("submit", "cmdbuf", "label")
+# The GPU zone levels the Vulkan tests meet (docs/TRACE_FORMAT.md):
+# GPUZONES_LEVEL=passes adds "pass" (render pass instances) and "command"
+# (action commands), on the queue's "... passes" track.
+LEVELS = ("submit", "cmdbuf", "label", "pass", "command")
 
 
 class TraceError(Exception):

@@ -4,6 +4,7 @@
 Case mode (a gz-test-vk case, compared with the program's truth file):
     run_case.py --program gz-test-vk --case NAME --layer-dir DIR
                 [--validation above|below] [--no-layer] [--slack-us 50]
+                [--level passes|commands]
 
 Sample mode (the compute sample, no truth file):
     run_case.py --sample gz-sample-vk-compute --sample-test not-enabled|enabled|kill
@@ -124,6 +125,8 @@ def layer_env(args, tmp, trace, enable_layer=True):
         layers.append(LAYER)
         if args.readback:
             env["GPUZONES_VK_READBACK"] = args.readback
+        if args.level:
+            env["GPUZONES_LEVEL"] = args.level
     if args.fault:
         # The fault layer sits right below ours, so we see the fault and
         # validation (below it) still sees everything the driver gets.
@@ -353,7 +356,7 @@ def map_queues(ck, t, truth, slack):
     for q in unnamed:
         prefix = "VkQueue %d.%d " % (q["family"], q["index"])
         cands = [x for x in gpu if x not in taken and isinstance(names.get(x), str)
-                 and names[x].startswith(prefix) and not names[x].endswith(" labels")]
+                 and names[x].startswith(prefix) and not names[x].endswith((" labels", " passes"))]
         calls = [c for c in truth["calls"] if c["queue"] == q["key"]]
         best, score = None, -1
         for tid in cands:  # the track whose submit zones fall in this queue's windows
@@ -370,7 +373,8 @@ def map_queues(ck, t, truth, slack):
     result = {}
     for key, tid in out.items():
         label_tids = [x for x in by_name.get("%s labels" % names[tid], []) if x in gpu]
-        result[key] = (tid, label_tids[0] if label_tids else None)
+        pass_tids = [x for x in by_name.get("%s passes" % names[tid], []) if x in gpu]
+        result[key] = (tid, label_tids[0] if label_tids else None, pass_tids[0] if pass_tids else None)
     return result
 
 
@@ -424,7 +428,7 @@ def match_submits(ck, t, truth, key, tid, slack):
     return pairs
 
 
-def check_submit_zone(ck, t, c, b, batch, z, slack, executions=None):
+def check_submit_zone(ck, t, c, b, batch, z, slack, executions=None, submits=None):
     where = "call %d (%s) batch %d" % (c["index"], c["api"], b)
     args = z.get("args", {})
     ck.expect(z["name"] in gpu_api_names(c["api"]), "%s: submit zone named %r" % (where, z["name"]))
@@ -438,6 +442,8 @@ def check_submit_zone(ck, t, c, b, batch, z, slack, executions=None):
               % (where, us(early), c["api"]))
     ck.expect(late <= slack, "%s: GPU submit zone ends %s after the host saw it complete" % (where, us(late)))
     ck.count("submit zones")
+    if submits is not None:
+        submits[(c["index"], b)] = z
 
     kids = t.children(z)
     names = [k["name"] for k in kids]
@@ -524,10 +530,17 @@ def untimed_counts(truth):
     return out
 
 
-def expected_drops(truth):
+def expected_drops(truth, level=None):
     """Zones the layer must count as dropped: every zone it cannot time
-    (untimed_counts), one drop each."""
-    return sum(untimed_counts(truth).values())
+    (untimed_counts, and at the passes and commands levels the render pass
+    and command zones of expected_pass_zones), one drop each."""
+    n = sum(untimed_counts(truth).values())
+    if level in PASS_LEVELS:
+        for c in truth["calls"]:
+            for batch in c["batches"]:
+                if not batch.get("batch_untimed"):
+                    n += len(expected_pass_zones(batch, level)[1])
+    return n
 
 
 # The summary's lines for zones the layer could not time (vk_device.c), and
@@ -644,6 +657,116 @@ def check_labels(ck, t, truth, key, label_tid, slack, executions=None):
     return by_id
 
 
+# ---- render pass and command zones (GPUZONES_LEVEL=passes, commands) ----------------------
+
+PASS_LEVELS = ("passes", "commands")
+
+
+def expected_pass_zones(batch, level):
+    """What one batch puts on its queue's "... passes" track at level: the
+    top-level zones (render pass instances, and the commands outside
+    them), each with the commands inside it at the commands level, as
+    [(zone, [commands])]; and the zones the layer cannot time (absent, one
+    drop each). A render pass instance that cannot be timed takes its
+    commands with it: they would have nothing to nest in."""
+    zones = batch.get("zones", [])
+    present, absent = [], []
+    by_index = {}
+    for z in zones:
+        if z["parent"] < 0:
+            entry = (z, [])
+            by_index[z["index"]] = entry
+            (absent if z["untimed"] else present).append(entry)
+        elif level == "commands":
+            parent = zones[z["parent"]]
+            if z["untimed"] or parent["untimed"]:
+                absent.append((z, []))
+            else:
+                by_index[parent["index"]][1].append(z)
+    return present, absent
+
+
+def check_pass_zones(ck, t, truth, key, passes_tid, level, submits, executions, labels_by_id):
+    """The "... passes" track against the truth's render pass instances and
+    commands, batch by batch: inside the batch's submit zone, in recording
+    order, named as the layer must name them, of the right level, with the
+    commands of a render pass instance nested in it (none at the passes
+    level), inside the command buffer zone of the execution that recorded
+    them, around the label zones begun inside them; a render pass instance
+    suspended in one command buffer and resumed in the next is one zone.
+    Nothing else on the track."""
+    exp_batches = expected_batches(truth, key)
+    want_any = any(expected_pass_zones(batch, level)[0] for _, _, batch in exp_batches)
+    if passes_tid is None:
+        ck.expect(not want_any, "queue %d: render pass and command zones expected but no '... passes' "
+                  "track" % key)
+        return
+    for err in t.build_tree(passes_tid):
+        ck.fail("passes track: " + err)
+    zones = t.track_order(passes_tid)
+    other = [z for z in zones if z.get("args", {}).get("level") not in ("pass", "command")]
+    ck.expect(not other, "queue %d: zones of other levels on the passes track: %s"
+              % (key, [gztrace.describe(z) for z in other[:3]]))
+    tops = [z for z in zones if z.get("_parent") is None]
+    used = set()
+    for c, b, batch in exp_batches:
+        sz = submits.get((c["index"], b))
+        if sz is None:
+            continue  # its submit zone is missing: reported already
+        where = "call %d (%s) batch %d" % (c["index"], c["api"], b)
+        want = expected_pass_zones(batch, level)[0]
+        got = [z for z in tops if sz["_ts"] <= z["_ts"] and z["_end"] <= sz["_end"]]
+        used.update(id(z) for z in got)
+        if not ck.expect([z["name"] for z in got] == [e["name"] for e, _ in want],
+                         "%s: render pass and command zones %s, expected %s"
+                         % (where, [z["name"] for z in got], [e["name"] for e, _ in want])):
+            continue
+        for (e, kids_want), z in zip(want, got):
+            args = z.get("args", {})
+            ck.expect(args.get("level") == e["level"], "%s: %s has level %r, expected %r"
+                      % (where, gztrace.describe(z), args.get("level"), e["level"]))
+            ck.expect(isinstance(args.get("detail"), str) and args.get("detail"),
+                      "%s: %s has no args.detail" % (where, gztrace.describe(z)))
+            first, last = e["cmdbufs"]
+            cz = executions.get((c["index"], b, first)) if first == last else None
+            if cz is not None:
+                ck.expect(cz["_ts"] <= z["_ts"] and z["_end"] <= cz["_end"],
+                          "%s: %s lies outside its command buffer zone %s"
+                          % (where, gztrace.describe(z), gztrace.describe(cz)))
+            for lid in e["labels"]:
+                lz = labels_by_id.get(lid)
+                if lz is not None:
+                    ck.expect(z["_ts"] <= lz["_ts"] and lz["_end"] <= z["_end"],
+                              "%s: label %s begun inside %s lies outside it"
+                              % (where, gztrace.describe(lz), gztrace.describe(z)))
+            kids = t.children(z)
+            names = [k["name"] for k in kids]
+            ck.expect(names == [k["name"] for k in kids_want],
+                      "%s: commands %s inside %s, expected %s" % (where, names, gztrace.describe(z),
+                                                                  [k["name"] for k in kids_want]))
+            for k in kids:
+                ck.expect(k.get("args", {}).get("level") == "command" and not t.children(k),
+                          "%s: %s inside %s is not a command zone without children"
+                          % (where, gztrace.describe(k), gztrace.describe(z)))
+            ck.count("render pass zones" if e["level"] == "pass" else "command zones outside render passes")
+            if first != last:
+                ck.count("render pass zones across command buffers")
+            ck.count("command zones inside render passes", len(kids))
+    stray = [z for z in tops if id(z) not in used]
+    ck.expect(not stray, "queue %d: render pass or command zones inside no submit zone: %s"
+              % (key, [gztrace.describe(z) for z in stray[:3]]))
+
+
+def check_no_pass_zones(ck, t):
+    """Below the passes level there is no "... passes" track and no render
+    pass or command zone."""
+    tracks = [n for n in t.thread_names().values() if isinstance(n, str) and n.endswith(" passes")]
+    ck.expect(not tracks, "a '... passes' track below GPUZONES_LEVEL=passes: %s" % tracks)
+    zs = [z for z in t.gpu_zones() if z.get("args", {}).get("level") in ("pass", "command")]
+    ck.expect(not zs, "render pass or command zones below GPUZONES_LEVEL=passes: %s"
+              % [gztrace.describe(z) for z in zs[:3]])
+
+
 def check_workload(ck, truth, labels_by_id, validation=None):
     """The known workload's label zone against the CPU's submit-to-done
     time. With the validation layer in the chain, that CPU time also holds
@@ -704,9 +827,11 @@ def check_fault_expectation(ck, t, truth, err, expect):
                   "want one 'no timestamps' message per device and family, got %s" % warned)
 
 
-def check_against_truth(ck, t, truth, slack, expect="all", validation=None):
+def check_against_truth(ck, t, truth, slack, expect="all", validation=None, level=None):
     if expect == "no-zones":
         return
+    if level not in PASS_LEVELS:
+        check_no_pass_zones(ck, t)
     queues = map_queues(ck, t, truth, slack)
     for q in truth["queues"]:
         if not q.get("timed", True):
@@ -721,13 +846,14 @@ def check_against_truth(ck, t, truth, slack, expect="all", validation=None):
         key = q["key"]
         if key not in queues:
             continue
-        tid, label_tid = queues[key]
+        tid, label_tid, passes_tid = queues[key]
         used_tracks.update({tid, label_tid})
         t.build_tree(tid)
         per_call = {}
         executions = {}  # (call, batch, index) -> command buffer zone
+        submits = {}  # (call, batch) -> submit zone
         for (c, b, batch), z in match_submits(ck, t, truth, key, tid, slack):
-            check_submit_zone(ck, t, c, b, batch, z, slack, executions)
+            check_submit_zone(ck, t, c, b, batch, z, slack, executions, submits)
             per_call.setdefault(c["index"], []).append((b, z))
         for c in truth["calls"]:
             if c["queue"] == key:
@@ -736,7 +862,11 @@ def check_against_truth(ck, t, truth, slack, expect="all", validation=None):
         bad = [z for z in t.gpu_zones(tid=tid) if z.get("args", {}).get("level") == "label"]
         ck.expect(not bad, "queue %d: label zones on the queue track, e.g. %s"
                   % (key, gztrace.describe(bad[0]) if bad else ""))
-        labels_by_id.update(check_labels(ck, t, truth, key, label_tid, slack, executions))
+        queue_labels = check_labels(ck, t, truth, key, label_tid, slack, executions)
+        labels_by_id.update(queue_labels)
+        if level in PASS_LEVELS:
+            used_tracks.add(passes_tid)
+            check_pass_zones(ck, t, truth, key, passes_tid, level, submits, executions, queue_labels)
     extra = [x for x in t.gpu_tracks() if x not in used_tracks and t.gpu_zones(tid=x)]
     ck.expect(not extra, "GPU zones on tracks that belong to no queue of the program: %s"
               % [t.thread_names().get(x, x) for x in extra])
@@ -780,7 +910,8 @@ def mode_case(args):
     cmd = [os.path.abspath(args.program), "--case", args.case, "--truth", truth_path]
     if args.count:
         cmd += ["--count", str(args.count)]
-    title = "vk case %s%s%s%s" % (args.case, " (validation %s)" % args.validation if args.validation else "",
+    title = "vk case %s%s%s%s%s" % (args.case, " (validation %s)" % args.validation if args.validation else "",
+                                  " (GPUZONES_LEVEL=%s)" % args.level if args.level else "",
                                   " (no layer)" if args.no_layer else "",
                                   " (fault %s)" % " ".join(args.fault) if args.fault else "")
     rc, out, err = run(cmd, env, tmp)
@@ -814,8 +945,11 @@ def mode_case(args):
         ck.fail("cannot load the trace: %s" % e)
         return finish(ck, title, tmp, True)
     check_generic(ck, t, truth["pid"])
-    check_totals(ck, t, 0 if args.expect == "no-zones" else expected_drops(truth))
-    check_against_truth(ck, t, truth, args.slack_us * 1000, args.expect, args.validation)
+    if args.level:
+        rejected = [l for l in err.splitlines() if l.startswith("gpuzones: GPUZONES_LEVEL=")]
+        ck.expect(not rejected, "the layer does not take GPUZONES_LEVEL=%s: %s" % (args.level, rejected))
+    check_totals(ck, t, 0 if args.expect == "no-zones" else expected_drops(truth, args.level))
+    check_against_truth(ck, t, truth, args.slack_us * 1000, args.expect, args.validation, args.level)
     check_untimed_summary(ck, truth, err, args.expect)
     check_fault_expectation(ck, t, truth, err, args.expect)
     return finish(ck, title, tmp, args.keep)
@@ -1016,6 +1150,9 @@ def main():
     ap.add_argument("--icd", default=LAVAPIPE_ICD, help="VK_ICD_FILENAMES value (default lavapipe)")
     ap.add_argument("--readback", choices=("host", "copy"),
                     help="GPUZONES_VK_READBACK for the layer (default: the driver's own path)")
+    ap.add_argument("--level", choices=PASS_LEVELS,
+                    help="GPUZONES_LEVEL for the layer, and check its render pass and command zones "
+                         "(default: the layer's default, labels, and no such zones)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ap.add_argument("--fault", action="append", default=[], metavar="GZFAULT_X=V",
                     help="load the clock-fault layer below ours with this setting (repeatable)")

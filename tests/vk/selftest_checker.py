@@ -8,6 +8,9 @@ specific ways and checks that each break is caught.  A checker that passes
 everything proves nothing; this is what shows it does not.
 
     selftest_checker.py --program gz-test-vk [--case NAME]
+
+The cases with render pass instances are checked at GPUZONES_LEVEL=passes
+and commands too: the trace then has each queue's "... passes" track.
 """
 
 import argparse
@@ -28,6 +31,8 @@ CASES = ("onetime", "reuse", "simultaneous", "unsubmitted", "secondary", "thread
          "instances", "workload", "multiview", "suspend", "secondary-frames",
          "timeline-wait", "protected")
 PID_FAKE_TID_BASE = gztrace.GPU_TID_BASE
+# Checked at the passes and commands levels as well.
+PASS_CASES = ("multiview", "suspend")
 
 
 # ---- a perfect trace from the truth --------------------------------------------------
@@ -107,16 +112,45 @@ def x_event(name, cat, pid, tid, ts, end, args=None):
     return e
 
 
-def synthesize(truth):
-    """Events (with integer ns ts/dur) of the trace a correct layer writes."""
+def zone_steps(batch, b, j, label_steps, level):
+    """The steps of command buffer j of batch b on its "... passes" track
+    at level, placed among its label steps: a render pass instance begins
+    before the first label begun inside it and ends after the last one
+    ends there, its commands inside it, everything in recording order.
+    Returns [(position among label_steps, step)]."""
+    present, _ = run_case.expected_pass_zones(batch, level)
+    first_b = {op[0]["id"]: i for i, (_, op) in reversed(list(enumerate(label_steps))) if op[1] == "b"}
+    last_e = {op[0]["id"]: i + 1 for i, (_, op) in enumerate(label_steps) if op[1] == "e"}
+    out, cursor = [], 0
+    for z, kids in present:
+        first, last = z["cmdbufs"]
+        if first == j:
+            inside = [first_b[l] for l in z["labels"] if l in first_b]
+            if inside:
+                cursor = max(cursor, min(inside))
+            out.append((cursor, ("zone", (b, z["index"], "b"))))
+        if z["level"] == "pass":
+            for k in kids:
+                if k["cmdbufs"][0] == j:
+                    out.append((cursor, ("zone", (b, k["index"], "b"))))
+                    out.append((cursor, ("zone", (b, k["index"], "e"))))
+        if last == j:
+            cursor = max([last_e[l] for l in z["labels"] if l in last_e] + [cursor])
+            out.append((cursor, ("zone", (b, z["index"], "e"))))
+    return out
+
+
+def synthesize(truth, level=None):
+    """Events (with integer ns ts/dur) of the trace a correct layer writes
+    at level (None: the default, labels)."""
     pid = truth["pid"]
     gpu = gpu_intervals(truth)
-    qtid = {q["key"]: PID_FAKE_TID_BASE + 2 * q["key"] for q in truth["queues"]}
+    qtid = {q["key"]: PID_FAKE_TID_BASE + 3 * q["key"] for q in truth["queues"]}
     meta = [{"ph": "M", "name": "process_name", "pid": pid, "args": {"name": "gz-test-vk"}}]
     for q in truth["queues"]:
         name = q["name"] or "VkQueue %d.%d %s%s" % (q["family"], q["index"], q["device_name"],
                                                     " #%d" % q["key"] if q["key"] else "")
-        for off, suffix in ((0, ""), (1, " labels")):
+        for off, suffix in ((0, ""), (1, " labels")) + (((2, " passes"),) if level else ()):
             tid = qtid[q["key"]] + off
             meta.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": name + suffix}})
             meta.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid,
@@ -147,7 +181,12 @@ def synthesize(truth):
             steps.append(("submit", b))
             for j in range(len(batch["cmdbufs"])):
                 steps.append(("cmdbuf", (b, j)))
-                steps += [("label", op) for op in call_ops.get((b, j), [])]
+                lsteps = [("label", op) for op in call_ops.get((b, j), [])]
+                zsteps = zone_steps(batch, b, j, lsteps, level) if level and not batch.get("batch_untimed") else []
+                for i, step in enumerate(lsteps + [None]):
+                    steps += [zs for pos, zs in zsteps if pos == i]
+                    if step:
+                        steps.append(step)
                 steps.append(("cmdbuf_end", (b, j)))
             steps.append(("submit_end", b))
         steps += [("label", op) for op in call_ops.get("post", [])]
@@ -157,6 +196,16 @@ def synthesize(truth):
                 label_ts.setdefault(key[0]["id"], {})[key[1]] = ts
             else:
                 at[(what, key)] = ts
+        for b, batch in enumerate(c["batches"]):
+            zones = batch.get("zones", [])
+            for z, kids in run_case.expected_pass_zones(batch, level)[0] if level else []:
+                for k in [z] + kids:
+                    e = x_event(k["name"], "gpu", pid, tid + 2, at[("zone", (b, k["index"], "b"))],
+                                at[("zone", (b, k["index"], "e"))],
+                                {"level": k["level"], "detail": "fake=%d" % k["index"]})
+                    e["_zone"] = (c["index"], b, k["index"])  # for the mutations; not written
+                    e["_zone_of"] = zones[k["index"]]
+                    ev.append(e)
         for b, batch in enumerate(c["batches"]):
             if batch.get("batch_untimed"):
                 continue  # a protected batch: no zones at all
@@ -182,7 +231,7 @@ def synthesize(truth):
             waits[key] = max(waits.get(key, 0), c["host_return_ns"])
     for (wname, wtid, done), start in waits.items():
         ev.append(x_event(wname, "cpu", pid, wtid, start + 1, done - 1))
-    dropped = run_case.expected_drops(truth)  # what the layer cannot time: no zone, one drop
+    dropped = run_case.expected_drops(truth, level)  # what the layer cannot time: no zone, one drop
     for l in labels:
         if l.get("absent"):
             continue
@@ -236,13 +285,13 @@ def write_trace(events, path, cut=None):
 # ---- running the checks ---------------------------------------------------------------
 
 
-def check(truth, path, complete=True, summary=None):
+def check(truth, path, complete=True, summary=None, level=None):
     ck = run_case.Checks()
     t = gztrace.load(path)
     run_case.check_generic(ck, t, truth["pid"], require_complete=complete)
     if complete:
-        run_case.check_totals(ck, t, run_case.expected_drops(truth))
-        run_case.check_against_truth(ck, t, truth, run_case.DEFAULT_GPU_SLACK_NS)
+        run_case.check_totals(ck, t, run_case.expected_drops(truth, level))
+        run_case.check_against_truth(ck, t, truth, run_case.DEFAULT_GPU_SLACK_NS, level=level)
         lines = summary_lines(truth) if summary is None else summary
         run_case.check_untimed_summary(ck, truth, "\n".join(lines))
     return ck
@@ -493,6 +542,127 @@ def mutations(truth):
     return out
 
 
+def pass_mutations(truth, level, good):
+    """Breaks of the "... passes" track (level passes or commands)."""
+    out = []
+    zones = [e for e in good if e.get("_zone")]
+    passes = [e for e in zones if e["args"]["level"] == "pass"]
+    if not passes:
+        return out
+
+    def find(ev, key):
+        return first(ev, lambda e: e.get("_zone") == key)
+
+    def rename(ev):
+        find(ev, passes[0]["_zone"])["name"] = "render pass 1×1"
+    out.append(("a wrongly named render pass zone", rename))
+
+    def as_label(ev):
+        find(ev, passes[0]["_zone"])["args"]["level"] = "label"
+    out.append(("a render pass zone of level label", as_label))
+
+    def no_detail(ev):
+        del find(ev, passes[0]["_zone"])["args"]["detail"]
+    out.append(("a render pass zone without args.detail", no_detail))
+
+    def drop_pass(ev):
+        ev.remove(find(ev, passes[-1]["_zone"]))
+        ev[:] = [e for e in ev if e.get("_zone_of", {}).get("parent") != passes[-1]["_zone"][2]
+                 or e.get("_zone")[:2] != passes[-1]["_zone"][:2]]
+        n = sum(1 for e in good if e.get("_zone")) - sum(1 for e in ev if e.get("_zone"))
+        ev[-1]["args"]["zones_written"] -= n
+        ev[-1]["args"]["zones_dropped"] += n
+    out.append(("a render pass zone missing (counted as dropped)", drop_pass))
+
+    def no_track(ev):
+        gone = [e for e in ev if e.get("_zone")]
+        ev[:] = [e for e in ev if not e.get("_zone")]
+        ev[-1]["args"]["zones_written"] -= len(gone)
+        ev[-1]["args"]["zones_dropped"] += len(gone)
+    out.append(("no render pass or command zones at all", no_track))
+
+    spanning = [e for e in passes if e["_zone_of"]["cmdbufs"][0] != e["_zone_of"]["cmdbufs"][1]]
+    if spanning:
+        def split(ev):
+            # the suspended part and the resumed part as two zones
+            z = find(ev, spanning[0]["_zone"])
+            second = copy.deepcopy(z)
+            half = z["dur"] // 2
+            z["dur"] = half
+            second["ts"] += half + 1
+            second["dur"] -= half + 1
+            second["_zone"] = None
+            ev.insert(ev.index(z) + 1, second)
+            ev[-1]["args"]["zones_written"] += 1
+            ev[-1]["args"]["zones_produced"] += 1
+        out.append(("a suspended and resumed render pass instance as two zones", split))
+
+    with_labels = [e for e in passes if e["_zone_of"]["labels"]]
+    if with_labels:
+        def shrink(ev):
+            # the render pass zone ends before the labels begun inside it
+            z = find(ev, with_labels[0]["_zone"])
+            kids = [e for e in ev if e.get("_zone") and e["_zone"][:2] == z["_zone"][:2]
+                    and e["_zone_of"]["parent"] == z["_zone"][2]]
+            for k in kids:
+                ev.remove(k)
+            z["dur"] = 1
+            ev[-1]["args"]["zones_written"] -= len(kids)
+            ev[-1]["args"]["zones_dropped"] += len(kids)
+        out.append(("a render pass zone that ends before the labels inside it", shrink))
+
+    commands = [e for e in zones if e["args"]["level"] == "command" and e["_zone_of"]["parent"] >= 0]
+    if level == "passes":
+        def draw(ev):
+            z = find(ev, passes[0]["_zone"])
+            k = x_event("draw 3 ×1", "gpu", z["pid"], z["tid"], z["ts"] + 1, z["ts"] + 2,
+                        {"level": "command", "detail": "vertices=3"})
+            ev.insert(ev.index(z) + 1, k)
+            ev[-1]["args"]["zones_written"] += 1
+            ev[-1]["args"]["zones_produced"] += 1
+        out.append(("a command zone inside a render pass at the passes level", draw))
+    elif commands:
+        def outside(ev):
+            # a command moved out of its render pass instance, just after it
+            k = find(ev, commands[0]["_zone"])
+            p = find(ev, commands[0]["_zone"][:2] + (commands[0]["_zone_of"]["parent"],))
+            k["ts"] = p["ts"] + p["dur"] + 1
+            k["dur"] = 1
+        out.append(("a command zone outside its render pass zone", outside))
+
+        def drop_command(ev):
+            ev.remove(find(ev, commands[-1]["_zone"]))
+            ev[-1]["args"]["zones_written"] -= 1
+            ev[-1]["args"]["zones_dropped"] += 1
+        out.append(("a command zone missing (counted as dropped)", drop_command))
+    return out
+
+
+def selftest_level(truth, case, level, path):
+    """The checks at the passes or commands level: a correct trace passes,
+    broken ones are caught, and the default-level checks catch a passes
+    track where there must be none."""
+    problems = []
+    good = synthesize(truth, level)
+    write_trace(good, path)
+    ck = check(truth, path, level=level)
+    if ck.errors:
+        problems += ["%s (%s): a correct trace was rejected: %s" % (case, level, e) for e in ck.errors[:10]]
+    print("%s (GPUZONES_LEVEL=%s): correct trace: %s"
+          % (case, level, ", ".join("%d %s" % (v, k) for k, v in sorted(ck.counts.items()))))
+    for what, breaker in pass_mutations(truth, level, good):
+        ev = copy.deepcopy(good)
+        breaker(ev)
+        write_trace(ev, path)
+        if not check(truth, path, level=level).errors:
+            problems.append("%s (%s): not caught: %s" % (case, level, what))
+    # the same trace checked as a default-level run: zones that must not be
+    write_trace(good, path)
+    if not check(truth, path).errors:
+        problems.append("%s: not caught: render pass zones at the default level" % case)
+    return problems
+
+
 def selftest_case(program, case, tmp):
     truth_path = os.path.join(tmp, case + ".truth.json")
     env = {k: v for k, v in os.environ.items() if k not in run_case.SCRUB_ENV}
@@ -541,6 +711,9 @@ def selftest_case(program, case, tmp):
         problems.append("%s: strict load accepted a truncated file" % case)
     except gztrace.TraceError:
         pass
+    if case in PASS_CASES:
+        for level in run_case.PASS_LEVELS:
+            problems += selftest_level(truth, case, level, path)
     return problems
 
 

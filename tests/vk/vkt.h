@@ -14,6 +14,7 @@
 
 #define VKT_NAME_MAX 64
 #define VKT_MAX_OPS 32
+#define VKT_MAX_ZONE_OPS 48
 #define VKT_MAX_CMDS 8
 #define VKT_MAX_BATCHES 8
 #define VKT_WORK_ELEMS (16 * 1024)
@@ -29,6 +30,8 @@ _Noreturn void vkt_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)
 uint64_t vkt_now_ns(void);
 int vkt_gettid(void);
 void vkt_sleep_ms(unsigned ms);
+/* A size as the layer writes it in zone names: "512 B", "1.5 KiB", "4 MiB". */
+const char *vkt_size_text(uint64_t bytes, char out[24]);
 
 /* ---- instance / device ---------------------------------------------------- */
 
@@ -150,6 +153,27 @@ struct vkt_label_op {
     char name[VKT_NAME_MAX];
 };
 
+/* What the layer makes zones of at GPUZONES_LEVEL=passes and commands
+ * (render pass instances, and the action commands in and out of them),
+ * as recorded, for the truth to replay in submission order. A render pass
+ * instance suspended in one command buffer and resumed in the next is one
+ * zone: BEGIN, SUSPEND, RESUME, END. Names are what the layer must give
+ * (docs/TRACE_FORMAT.md). */
+enum vkt_zone_op_kind {
+    VKT_ZOP_BEGIN,   /* a render pass instance begins */
+    VKT_ZOP_SUSPEND, /* it is suspended at the end of the command buffer */
+    VKT_ZOP_RESUME,  /* it is resumed */
+    VKT_ZOP_END,     /* it ends */
+    VKT_ZOP_COMMAND, /* an action command (a draw, clear, dispatch, copy, fill) */
+};
+
+struct vkt_zone_op {
+    enum vkt_zone_op_kind kind;
+    enum vkt_untimed untimed; /* the layer cannot time it, and why */
+    int label_pos;            /* how many label operations came before it */
+    char name[VKT_NAME_MAX];
+};
+
 struct vkt_cmd {
     struct vkt_device *dev;
     VkCommandPool pool;
@@ -169,6 +193,8 @@ struct vkt_cmd {
     char name[VKT_NAME_MAX]; /* its debug name ("" = none) */
     int nops;
     struct vkt_label_op ops[VKT_MAX_OPS];
+    int nzops;
+    struct vkt_zone_op zops[VKT_MAX_ZONE_OPS];
 };
 
 void vkt_cmd_alloc(struct vkt_device *d, VkCommandPool pool, const char *name, struct vkt_cmd *c);
@@ -188,6 +214,10 @@ void vkt_cmd_reset(struct vkt_cmd *c);
 void vkt_cmd_forget_ops(struct vkt_cmd *c); /* after vkResetCommandPool */
 void vkt_cmd_label_begin(struct vkt_cmd *c, const char *name);
 void vkt_cmd_label_end(struct vkt_cmd *c);
+/* Records what the layer makes a zone of (vkt_zone_op_kind); name is a
+ * printf format. */
+void vkt_cmd_zone_op(struct vkt_cmd *c, enum vkt_zone_op_kind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 void vkt_cmd_work(struct vkt_cmd *c, uint32_t add);
 void vkt_cmd_spin(struct vkt_cmd *c, uint32_t groups, uint32_t iterations, uint32_t seed);
 void vkt_cmd_copy_result(struct vkt_cmd *c);

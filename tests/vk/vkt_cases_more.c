@@ -328,7 +328,7 @@ static void record_render(struct vkt_cmd *p, struct vkt_cmd *s0, struct vkt_cmd 
     vkt_cmd_begin_render_pass(p, t, VK_SUBPASS_CONTENTS_SECONDARY_COMMAND_BUFFERS, false);
     struct vkt_cmd *secs[2] = { s0, s1 };
     vkt_cmd_execute(p, 2, secs);
-    vkCmdEndRenderPass(p->cb);
+    vkt_cmd_end_render_pass(p, false);
     vkt_cmd_label_end(p);
     vkt_cmd_label_begin(p, "After pass");
     vkt_cmd_work(p, 15);

@@ -10,6 +10,16 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The attachment formats of the zone names (every attachment here is
+ * VKT_RT_FORMAT). */
+#define VKT_RT_FORMAT_NAME "R8G8B8A8_UNORM"
+
+/* A suspension, resumption or end of the render pass instance: no name. */
+static void pass_mark(struct vkt_cmd *c, enum vkt_zone_op_kind kind)
+{
+    vkt_cmd_zone_op(c, kind, "%s", "");
+}
+
 bool vkt_family_has_graphics(const struct vkt_device *d)
 {
     uint32_t n = 0;
@@ -248,6 +258,12 @@ void vkt_cmd_begin_render_pass(struct vkt_cmd *c, const struct vkt_target *t,
     } else {
         vkCmdBeginRenderPass(c->cb, &rbi, contents);
     }
+    /* unnamed render pass and framebuffer: the area and the formats */
+    char formats[VKT_NAME_MAX] = "";
+    for (int i = 0; i < t->nimages; i++)
+        snprintf(formats + strlen(formats), sizeof formats - strlen(formats), "%s%s", i ? " + " : "",
+                 VKT_RT_FORMAT_NAME);
+    vkt_cmd_zone_op(c, VKT_ZOP_BEGIN, "render pass %d×%d %s", VKT_RT_SIZE, VKT_RT_SIZE, formats);
 }
 
 void vkt_cmd_next_subpass(struct vkt_cmd *c, VkSubpassContents contents, bool v2)
@@ -270,6 +286,7 @@ void vkt_cmd_end_render_pass(struct vkt_cmd *c, bool v2)
     } else {
         vkCmdEndRenderPass(c->cb);
     }
+    pass_mark(c, VKT_ZOP_END);
 }
 
 void vkt_cmd_clear(struct vkt_cmd *c, uint32_t attachment, float shade)
@@ -283,6 +300,7 @@ void vkt_cmd_clear(struct vkt_cmd *c, uint32_t attachment, float shade)
      * clears its own layer (VUID-vkCmdClearAttachments-baseArrayLayer-00018). */
     VkClearRect rect = { { { 0, 0 }, { VKT_RT_SIZE, VKT_RT_SIZE } }, 0, 1 };
     vkCmdClearAttachments(c->cb, 1, &ca, 1, &rect);
+    vkt_cmd_zone_op(c, VKT_ZOP_COMMAND, "clear attachments");
 }
 
 void vkt_cmd_begin_rendering(struct vkt_cmd *c, const struct vkt_target *t, int i,
@@ -310,11 +328,17 @@ void vkt_cmd_begin_rendering(struct vkt_cmd *c, const struct vkt_target *t, int 
     };
     vkCmdBeginRendering(c->cb, &ri);
     c->suspended = false;
+    if (flags & VK_RENDERING_RESUMING_BIT)
+        pass_mark(c, VKT_ZOP_RESUME);
+    else
+        vkt_cmd_zone_op(c, VKT_ZOP_BEGIN, "rendering %d×%d %s", VKT_RT_SIZE, VKT_RT_SIZE,
+                        VKT_RT_FORMAT_NAME);
 }
 
 void vkt_cmd_end_rendering(struct vkt_cmd *c, bool suspending)
 {
     vkCmdEndRendering(c->cb);
+    pass_mark(c, suspending ? VKT_ZOP_SUSPEND : VKT_ZOP_END);
     c->suspended = suspending;
 }
 

@@ -10,7 +10,11 @@
  * dropped zones, by reason.  So are the command buffer zones the layer
  * cannot time (a command buffer that ends with a render pass instance
  * suspended, or whose first action resumes one) and every zone of a
- * protected batch.  The truth never comes from the layer. */
+ * protected batch.  Render pass instances and action commands (the zones
+ * of GPUZONES_LEVEL=passes and commands) are replayed per batch the same
+ * way: a render pass instance suspended in one command buffer and resumed
+ * in the next is one zone, and the zones that cannot be timed are absent.
+ * The truth never comes from the layer. */
 #define _GNU_SOURCE
 #include "vkt.h"
 
@@ -39,6 +43,7 @@ struct t_queue {
 
 struct t_batch {
     int ncmds;
+    int zone_first, zone_count; /* its render pass and command zones in T.zones */
     char names[VKT_MAX_CMDS][VKT_NAME_MAX];
     enum vkt_untimed untimed[VKT_MAX_CMDS]; /* why a command buffer zone is not timed */
     enum vkt_untimed batch_untimed;         /* why the batch has no zones at all */
@@ -70,6 +75,18 @@ struct t_label {
     int end_exec[3];
 };
 
+/* A render pass instance or an action command of one batch. */
+#define MAX_LABELS_IN_PASS 16
+struct t_zone {
+    bool pass;                /* a render pass instance, else an action command */
+    int parent;               /* a command's render pass instance (index in T.zones), or -1 */
+    int cmd_begin, cmd_end;   /* the command buffers (index in the batch) it begins and ends in */
+    enum vkt_untimed untimed; /* why the layer cannot time it (its begin's, else its end's) */
+    char name[VKT_NAME_MAX];
+    int nlabels;
+    int labels[MAX_LABELS_IN_PASS]; /* labels begun inside a render pass instance */
+};
+
 struct t_message {
     char severity[12];
     char type[24];
@@ -87,6 +104,8 @@ static struct {
     struct t_call *calls;
     int nlabels, cap_labels;
     struct t_label *labels;
+    int nzones, cap_zones;
+    struct t_zone *zones;
     int nmessages, messages_total;
     struct t_message messages[MAX_MESSAGES];
     int errors; /* mistakes of the program itself (bad label nesting) */
@@ -211,13 +230,13 @@ void truth_message(const char *severity, const char *type, const char *id, const
 #define NO_EXEC ((const int[3]){ -1, -1, -1 })
 
 /* Called with the lock held. */
-static void label_push(int queue, const char *name, int call, bool queue_label,
-                       enum vkt_untimed untimed, const int exec[3])
+static int label_push(int queue, const char *name, int call, bool queue_label,
+                      enum vkt_untimed untimed, const int exec[3])
 {
     struct t_queue *tq = &T.queues[queue];
     if (tq->depth == MAX_DEPTH) {
         T.errors++;
-        return;
+        return -1;
     }
     T.labels = grow(T.labels, &T.cap_labels, T.nlabels + 1, sizeof *T.labels);
     int l = T.nlabels++;
@@ -234,6 +253,7 @@ static void label_push(int queue, const char *name, int call, bool queue_label,
     memcpy(tl->begin_exec, exec, sizeof tl->begin_exec);
     memcpy(tl->end_exec, NO_EXEC, sizeof tl->end_exec);
     tq->stack[tq->depth++] = l;
+    return l;
 }
 
 /* Called with the lock held. */
@@ -262,15 +282,75 @@ static void resolve_pending_begins(int queue, int call)
             T.labels[i].begin_call = call;
 }
 
-static void replay_cmd_ops(int queue, int call, int batch, int index, const struct vkt_cmd *c)
+/* Called with the lock held. */
+static int zone_new(bool pass, int parent, int cmd, enum vkt_untimed untimed, const char *name)
+{
+    T.zones = grow(T.zones, &T.cap_zones, T.nzones + 1, sizeof *T.zones);
+    struct t_zone *z = &T.zones[T.nzones];
+    memset(z, 0, sizeof *z);
+    z->pass = pass;
+    z->parent = parent;
+    z->cmd_begin = cmd;
+    z->cmd_end = pass ? -1 : cmd;
+    z->untimed = untimed;
+    snprintf(z->name, sizeof z->name, "%s", name);
+    return T.nzones++;
+}
+
+/* One render pass or command operation of command buffer `cmd` of the
+ * batch; *open: the render pass instance in progress (-1: none). Called
+ * with the lock held. */
+static void replay_zone_op(const struct vkt_zone_op *op, int cmd, int *open)
+{
+    switch (op->kind) {
+    case VKT_ZOP_BEGIN:
+        if (*open >= 0)
+            T.errors++;
+        *open = zone_new(true, -1, cmd, op->untimed, op->name);
+        return;
+    case VKT_ZOP_SUSPEND:
+    case VKT_ZOP_RESUME:
+        if (*open < 0)
+            T.errors++;
+        return;
+    case VKT_ZOP_END:
+        if (*open < 0) {
+            T.errors++;
+            return;
+        }
+        T.zones[*open].cmd_end = cmd;
+        if (T.zones[*open].untimed == VKT_TIMED)
+            T.zones[*open].untimed = op->untimed;
+        *open = -1;
+        return;
+    case VKT_ZOP_COMMAND:
+        zone_new(false, *open, cmd, op->untimed, op->name);
+        return;
+    }
+}
+
+/* The label and zone operations of one command buffer, in the order they
+ * were recorded. Called with the lock held. */
+static void replay_cmd_ops(int queue, int call, int batch, int index, const struct vkt_cmd *c,
+                           int *open)
 {
     const int exec[3] = { call, batch, index };
-    for (int o = 0; o < c->nops; o++) {
-        enum vkt_untimed untimed = c->ops[o].untimed;
-        if (c->ops[o].begin)
-            label_push(queue, c->ops[o].name, call, false, untimed, exec);
-        else
-            label_pop(queue, call, exec, untimed);
+    int o = 0;
+    for (int z = 0; z <= c->nzops; z++) {
+        int upto = z < c->nzops ? c->zops[z].label_pos : c->nops;
+        for (; o < upto && o < c->nops; o++) {
+            enum vkt_untimed untimed = c->ops[o].untimed;
+            if (!c->ops[o].begin) {
+                label_pop(queue, call, exec, untimed);
+                continue;
+            }
+            int l = label_push(queue, c->ops[o].name, call, false, untimed, exec);
+            struct t_zone *pz = *open >= 0 ? &T.zones[*open] : NULL;
+            if (l >= 0 && pz && pz->nlabels < MAX_LABELS_IN_PASS)
+                pz->labels[pz->nlabels++] = l;
+        }
+        if (z < c->nzops)
+            replay_zone_op(&c->zops[z], index, open);
     }
 }
 
@@ -294,6 +374,8 @@ int truth_call_begin(int queue, const char *api, const char *wait, int nbatches,
         struct t_batch *tb = &tc->batches[i];
         tb->ncmds = b[i].ncmds;
         tb->batch_untimed = VKT_TIMED;
+        tb->zone_first = T.nzones;
+        int open = -1;
         for (int j = 0; j < b[i].ncmds; j++) {
             const struct vkt_cmd *c = b[i].cmds[j];
             vkt_cmd_zone_name(c, j, tb->names[j]);
@@ -302,8 +384,11 @@ int truth_call_begin(int queue, const char *api, const char *wait, int nbatches,
              * which the layer may not add its own command buffers to */
             if (c->protected_pool)
                 tb->batch_untimed = VKT_UNTIMED_PROTECTED;
-            replay_cmd_ops(queue, call, i, j, c);
+            replay_cmd_ops(queue, call, i, j, c, &open);
         }
+        if (open >= 0)
+            T.errors++; /* a render pass instance left suspended at the end of the batch */
+        tb->zone_count = T.nzones - tb->zone_first;
     }
     T.queues[queue].last_call = call;
     pthread_mutex_unlock(&T.lock);
@@ -401,6 +486,24 @@ static void write_queues(FILE *f)
     fprintf(f, " ],\n");
 }
 
+/* A render pass or command zone: its index in the batch, the index of its
+ * render pass instance's (parent, -1: none), the command buffers it begins
+ * and ends in, and the labels begun inside a render pass instance. */
+static void write_zone(FILE *f, int first, int i, bool comma)
+{
+    const struct t_zone *z = &T.zones[i];
+    fprintf(f, "%s\n     {\"index\": %d, \"level\": \"%s\", \"name\": ", comma ? "," : "", i - first,
+            z->pass ? "pass" : "command");
+    put_string(f, z->name);
+    fprintf(f, ", \"parent\": %d, \"cmdbufs\": [%d, %d], \"untimed\": ",
+            z->parent >= 0 ? z->parent - first : -1, z->cmd_begin, z->cmd_end);
+    put_untimed(f, z->untimed);
+    fprintf(f, ", \"labels\": [");
+    for (int l = 0; l < z->nlabels; l++)
+        fprintf(f, "%s%d", l ? ", " : "", z->labels[l]);
+    fprintf(f, "]}");
+}
+
 static void write_call(FILE *f, int i)
 {
     const struct t_call *c = &T.calls[i];
@@ -428,7 +531,10 @@ static void write_call(FILE *f, int i)
         }
         fprintf(f, "], \"batch_untimed\": ");
         put_untimed(f, tb->batch_untimed);
-        fprintf(f, "}");
+        fprintf(f, ",\n    \"zones\": [");
+        for (int z = 0; z < tb->zone_count; z++)
+            write_zone(f, tb->zone_first, tb->zone_first + z, z > 0);
+        fprintf(f, "]}");
     }
     fprintf(f, "]}%s\n", i + 1 < T.ncalls ? "," : "");
 }

@@ -47,3 +47,17 @@ void vkt_sleep_ms(unsigned ms)
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
     }
 }
+
+const char *vkt_size_text(uint64_t bytes, char out[24])
+{
+    /* "N B" below 1 KiB, else KiB or MiB, one decimal only when not whole */
+    const char *unit = bytes < (1u << 20) ? "KiB" : "MiB";
+    uint64_t per = bytes < (1u << 20) ? 1024 : 1024 * 1024;
+    if (bytes < 1024)
+        snprintf(out, 24, "%llu B", (unsigned long long)bytes);
+    else if (bytes % per == 0)
+        snprintf(out, 24, "%llu %s", (unsigned long long)(bytes / per), unit);
+    else
+        snprintf(out, 24, "%.1f %s", (double)bytes / (double)per, unit);
+    return out;
+}

@@ -9,6 +9,7 @@
 #include "gz_vk_min.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -400,6 +401,15 @@ static void create_pipelines(struct vkt_device *d)
     d->spin_pipe = gz_min_vk_compute_pipeline(d->device, d->pipe_layout, spin_spv, sizeof spin_spv);
 }
 
+/* Named, so that the layer's dispatch zones have names the truth knows
+ * whichever thread binds a pipeline first (unnamed ones are numbered in
+ * the order the device first sees them bound). */
+static void name_pipelines(struct vkt_device *d)
+{
+    vkt_set_name(d, VK_OBJECT_TYPE_PIPELINE, (uint64_t)d->add_pipe, "add");
+    vkt_set_name(d, VK_OBJECT_TYPE_PIPELINE, (uint64_t)d->spin_pipe, "spin");
+}
+
 static void create_descriptors(struct vkt_device *d)
 {
     d->desc_pool = gz_min_vk_storage_pool(d->device, 1);
@@ -457,6 +467,7 @@ struct vkt_device *vkt_device_create(struct vkt_instance *inst, enum vkt_feature
     vkt_buffer_create(d, VKT_WORK_ELEMS * sizeof(uint32_t), VK_BUFFER_USAGE_TRANSFER_DST_BIT, true,
                       &d->result);
     create_pipelines(d);
+    name_pipelines(d);
     create_descriptors(d);
     d->pool = vkt_pool_create(d, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT);
     create_sync(d);
@@ -684,6 +695,7 @@ void vkt_cmd_free(struct vkt_cmd *c)
     vkFreeCommandBuffers(c->dev->device, c->pool, 1, &c->cb);
     c->cb = VK_NULL_HANDLE;
     c->nops = 0;
+    c->nzops = 0;
 }
 
 void vkt_cmd_begin(struct vkt_cmd *c, VkCommandBufferUsageFlags flags)
@@ -695,6 +707,7 @@ void vkt_cmd_begin(struct vkt_cmd *c, VkCommandBufferUsageFlags flags)
         .flags = flags,
     };
     c->nops = 0; /* begin implicitly resets: the old labels are gone */
+    c->nzops = 0;
     c->simultaneous = (flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0;
     c->suspended = false;
     c->zone_untimed = VKT_TIMED;
@@ -715,6 +728,7 @@ void vkt_cmd_begin_secondary(struct vkt_cmd *c, VkCommandBufferUsageFlags flags,
         .pInheritanceInfo = inherit ? inherit : &none,
     };
     c->nops = 0;
+    c->nzops = 0;
     c->simultaneous = (flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0;
     c->suspended = false;
     c->zone_untimed = VKT_TIMED;
@@ -734,11 +748,26 @@ void vkt_cmd_reset(struct vkt_cmd *c)
 {
     VKT_CHECK(vkResetCommandBuffer(c->cb, 0));
     c->nops = 0;
+    c->nzops = 0;
 }
 
 void vkt_cmd_forget_ops(struct vkt_cmd *c)
 {
     c->nops = 0;
+    c->nzops = 0;
+}
+
+/* Where the layer may write no timestamp, it leaves a zone untimed (and
+ * counts it): in a protected command buffer (no queries there), in a
+ * SIMULTANEOUS_USE one (two executions may run at once and would write the
+ * same timestamps), and between a suspended render pass instance and its
+ * resumption. */
+static enum vkt_untimed untimed_here(const struct vkt_cmd *c)
+{
+    return c->protected_pool  ? VKT_UNTIMED_PROTECTED
+           : c->simultaneous  ? VKT_UNTIMED_SIMULTANEOUS
+           : c->suspended     ? VKT_UNTIMED_SUSPENDED
+                              : VKT_TIMED;
 }
 
 static void record_op(struct vkt_cmd *c, bool begin, const char *name)
@@ -746,17 +775,23 @@ static void record_op(struct vkt_cmd *c, bool begin, const char *name)
     if (c->nops == VKT_MAX_OPS)
         vkt_die("too many label operations in one command buffer");
     c->ops[c->nops].begin = begin;
-    /* Where the layer may write no timestamp, it leaves the label untimed
-     * (and counts it): in a protected command buffer (no queries there), in
-     * a SIMULTANEOUS_USE one (two executions may run at once and would
-     * write the same timestamps), and between a suspended render pass
-     * instance and its resumption. */
-    c->ops[c->nops].untimed = c->protected_pool  ? VKT_UNTIMED_PROTECTED
-                              : c->simultaneous  ? VKT_UNTIMED_SIMULTANEOUS
-                              : c->suspended     ? VKT_UNTIMED_SUSPENDED
-                                                 : VKT_TIMED;
+    c->ops[c->nops].untimed = untimed_here(c);
     snprintf(c->ops[c->nops].name, VKT_NAME_MAX, "%s", name ? name : "");
     c->nops++;
+}
+
+void vkt_cmd_zone_op(struct vkt_cmd *c, enum vkt_zone_op_kind kind, const char *fmt, ...)
+{
+    if (c->nzops == VKT_MAX_ZONE_OPS)
+        vkt_die("too many render pass and command operations in one command buffer");
+    struct vkt_zone_op *op = &c->zops[c->nzops++];
+    op->kind = kind;
+    op->untimed = untimed_here(c);
+    op->label_pos = c->nops;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(op->name, sizeof op->name, fmt, ap);
+    va_end(ap);
 }
 
 void vkt_cmd_execute(struct vkt_cmd *primary, int n, struct vkt_cmd *const *secondaries)
@@ -770,10 +805,17 @@ void vkt_cmd_execute(struct vkt_cmd *primary, int n, struct vkt_cmd *const *seco
         cbs[i] = secondaries[i]->cb;
     }
     vkCmdExecuteCommands(primary->cb, (uint32_t)n, cbs);
-    /* The queue runs the secondaries' label commands as part of the
-     * primary: they join its label stack here, in order. */
+    /* The queue runs the secondaries' label commands and action commands
+     * as part of the primary: they join its label stack and its render
+     * pass instance here, in order. */
     for (int i = 0; i < n; i++) {
         const struct vkt_cmd *s = secondaries[i];
+        for (int z = 0; z < s->nzops; z++) {
+            if (primary->nzops == VKT_MAX_ZONE_OPS)
+                vkt_die("too many render pass and command operations in one command buffer");
+            primary->zops[primary->nzops] = s->zops[z];
+            primary->zops[primary->nzops++].label_pos += primary->nops;
+        }
         for (int o = 0; o < s->nops; o++) {
             if (primary->nops == VKT_MAX_OPS)
                 vkt_die("too many label operations in one command buffer");
@@ -841,11 +883,14 @@ static void bind_and_push(struct vkt_cmd *c, VkPipeline pipe, uint32_t a, uint32
 void vkt_cmd_work(struct vkt_cmd *c, uint32_t add)
 {
     struct vkt_device *d = c->dev;
+    char size[24];
     full_barrier(c->cb);
     vkCmdFillBuffer(c->cb, d->work.buffer, 0, d->work.size / 2, add);
+    vkt_cmd_zone_op(c, VKT_ZOP_COMMAND, "fill buffer %s", vkt_size_text(d->work.size / 2, size));
     full_barrier(c->cb);
     bind_and_push(c, d->add_pipe, add, 0);
     vkCmdDispatch(c->cb, VKT_WORK_ELEMS / 64, 1, 1);
+    vkt_cmd_zone_op(c, VKT_ZOP_COMMAND, "dispatch %u×1×1 add", VKT_WORK_ELEMS / 64);
 }
 
 void vkt_cmd_spin(struct vkt_cmd *c, uint32_t groups, uint32_t iterations, uint32_t seed)
@@ -855,6 +900,7 @@ void vkt_cmd_spin(struct vkt_cmd *c, uint32_t groups, uint32_t iterations, uint3
     full_barrier(c->cb);
     bind_and_push(c, c->dev->spin_pipe, iterations, seed);
     vkCmdDispatch(c->cb, groups, 1, 1);
+    vkt_cmd_zone_op(c, VKT_ZOP_COMMAND, "dispatch %u×1×1 spin", groups);
 }
 
 void vkt_cmd_copy_result(struct vkt_cmd *c)
@@ -862,7 +908,9 @@ void vkt_cmd_copy_result(struct vkt_cmd *c)
     struct vkt_device *d = c->dev;
     VkBufferCopy region = { 0, 0, d->work.size };
     full_barrier(c->cb);
+    char size[24];
     vkCmdCopyBuffer(c->cb, d->work.buffer, d->result.buffer, 1, &region);
+    vkt_cmd_zone_op(c, VKT_ZOP_COMMAND, "copy buffer→buffer %s", vkt_size_text(d->work.size, size));
     full_barrier(c->cb);
 }
 
