@@ -492,6 +492,7 @@ void passes_record_frame(struct passes_app *app, unsigned frame)
         .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
     };
     PASSES_CHECK(vkBeginCommandBuffer(cb, &bi));
+    passes_truth_stamp_pair(app, cb);
     label_begin(app, cb, "Frame");
     upload(app, cb);
     shadow(app, cb);

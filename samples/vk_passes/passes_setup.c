@@ -566,8 +566,9 @@ void passes_create_resources(struct passes_app *app)
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     PASSES_CHECK(vkCreateFence(app->device, &fci, NULL, &app->fence));
     if (app->opt.truth) {
-        /* two timestamps per region: the fixed ones, each extra pass and dispatch */
-        app->nqueries = 2 * (16 + app->opt.extra_passes + app->opt.extra_dispatches);
+        /* two timestamps per region (the fixed ones, each extra pass and
+         * dispatch), and the pair that shows what one costs */
+        app->nqueries = 2 * (16 + app->opt.extra_passes + app->opt.extra_dispatches) + 2;
         VkQueryPoolCreateInfo qci = {
             .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
             .queryType = VK_QUERY_TYPE_TIMESTAMP,

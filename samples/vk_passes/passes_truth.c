@@ -90,6 +90,22 @@ void passes_region_command(struct passes_app *app, int region, const char *fmt, 
     va_end(ap);
 }
 
+/* Two timestamps back to back: how far apart the driver puts them now is
+ * what each timestamp of the layer's moves a zone's ends away from the
+ * sample's own timestamps around the same work. */
+void passes_truth_stamp_pair(struct passes_app *app, VkCommandBuffer cb)
+{
+    struct passes_frame *f = app->frame;
+    if (!f)
+        return;
+    if (f->nqueries + 2 > app->nqueries)
+        passes_die(2, "too many timestamps in a frame");
+    f->pair_query = f->nqueries;
+    f->nqueries += 2;
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, app->queries, f->pair_query);
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, app->queries, f->pair_query + 1);
+}
+
 void passes_truth_label(struct passes_app *app, bool begin, const char *name)
 {
     struct passes_frame *f = app->frame;
@@ -163,13 +179,15 @@ void passes_read_timestamps(struct passes_app *app)
     struct passes_frame *f = app->frame;
     if (!f || f->nqueries == 0)
         return;
-    uint64_t ticks[2 * PASSES_MAX_REGIONS];
+    uint64_t ticks[2 * PASSES_MAX_REGIONS + 2];
     PASSES_CHECK(vkGetQueryPoolResults(app->device, app->queries, 0, f->nqueries, sizeof ticks, ticks,
                                        sizeof ticks[0], VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
     for (int r = 0; r < f->nregions; r++) {
         f->regions[r].begin_ns = (uint64_t)ticks_to_host(app, ticks[f->regions[r].begin_query]);
         f->regions[r].end_ns = (uint64_t)ticks_to_host(app, ticks[f->regions[r].end_query]);
     }
+    int64_t gap = ticks_to_host(app, ticks[f->pair_query + 1]) - ticks_to_host(app, ticks[f->pair_query]);
+    f->stamp_gap_ns = gap > 0 ? (uint64_t)gap : 0;
 }
 
 /* ---- the truth file ----------------------------------------------------------------- */
@@ -209,8 +227,10 @@ static void put_detail(FILE *f, const struct passes_region *r)
 
 static void put_frame(FILE *f, const struct passes_frame *fr, unsigned index, bool last)
 {
-    fprintf(f, "  {\"index\": %u, \"host_submit_ns\": %llu, \"host_done_ns\": %llu,\n   \"labels\": [", index,
-            (unsigned long long)fr->submit_ns, (unsigned long long)fr->done_ns);
+    fprintf(f, "  {\"index\": %u, \"host_submit_ns\": %llu, \"host_done_ns\": %llu, \"stamp_gap_ns\": %llu,\n"
+               "   \"labels\": [",
+            index, (unsigned long long)fr->submit_ns, (unsigned long long)fr->done_ns,
+            (unsigned long long)fr->stamp_gap_ns);
     for (int l = 0; l < fr->nlabels; l++) {
         fprintf(f, "%s{\"name\": ", l ? ", " : "");
         put_string(f, fr->labels[l].name);

@@ -91,6 +91,8 @@ struct passes_frame {
     uint64_t submit_ns, done_ns; /* host times around its submission and wait */
     int nregions;
     uint32_t nqueries; /* timestamps written */
+    uint32_t pair_query; /* the first of two timestamps back to back */
+    uint64_t stamp_gap_ns; /* how far apart they are: what one timestamp costs */
     struct passes_region regions[PASSES_MAX_REGIONS];
     int nlabels;
     struct passes_label labels[PASSES_MAX_LABELS];
@@ -199,6 +201,7 @@ void passes_region_end(struct passes_app *app, VkCommandBuffer cb, int region);
 void passes_region_settle(struct passes_app *app, VkCommandBuffer cb);
 void passes_region_command(struct passes_app *app, int region, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+void passes_truth_stamp_pair(struct passes_app *app, VkCommandBuffer cb);
 void passes_truth_label(struct passes_app *app, bool begin, const char *name);
 void passes_read_timestamps(struct passes_app *app);
 void passes_calibrate(struct passes_app *app);

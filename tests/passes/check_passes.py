@@ -13,7 +13,9 @@ At the passes and commands levels: the queue's "... passes" track exists;
 per frame its top-level zones are the sample's regions, in order, named as
 docs/TRACE_FORMAT.md says, of args.level "pass" or "command", with the
 details in args.detail; each lies inside the sample's own timestamps for
-it (give or take --slack-us) and lasts as long (within 25 % or 100 us),
+it, in the order of the timestamps in the command stream (give or take
+--slack-us), and lasts as long (in one frame at least, within 25 % or 100 us and the
+cost of two timestamps, which the sample measures),
 inside the frame's command buffer zone and inside the label zone around it
 (a render pass zone around those begun inside it);
 a render pass instance holds the commands the truth lists (commands level)
@@ -36,10 +38,16 @@ sys.path.insert(0, os.path.join(HERE, "..", "vk"))
 import gztrace  # noqa: E402
 import run_case  # noqa: E402
 
-# A zone's duration against the sample's own timestamps around the same
-# work: on lavapipe consecutive BOTTOM_OF_PIPE timestamps are close, so the
-# layer's zone and the sample's region differ by what lies between them
-# (a barrier, a label's timestamp): microseconds.
+# Timing against the sample's own timestamps around the same work. The
+# layer's timestamps sit next to the sample's in the command stream: a render
+# pass zone inside the sample's pair (S_b, L_b, ..., L_e, S_e), a command zone
+# shifted by one (S_b, L_b, ..., S_e, L_e, then the next sample timestamp), so
+# each zone's ends are checked against the sample's timestamps in that order.
+# Lavapipe gives a timestamp its value when its scene is run, not when the
+# command is reached: two timestamps next to each other are usually some
+# microseconds apart, but now and then hundreds (a shader compiled in
+# between, a busy machine). Durations are therefore compared per region
+# over the frames: the region must match in one of them at least.
 DURATION_TOLERANCE = 0.25
 DURATION_TOLERANCE_NS = 100_000
 
@@ -132,14 +140,16 @@ def check_region(ck, t, level, where, region, z, cmdbuf, label_zone, slack, fram
         for want in detail_wanted(region):
             ck.expect(want in facts, "%s: args.detail %r of %s lacks %r" % (where, detail, z["name"], want))
     b, e = region["begin_ns"], region["end_ns"]
-    ck.expect(z["_ts"] >= b - slack and z["_end"] <= e + slack,
-              "%s: %s [%d, %d] outside the sample's own timestamps [%d, %d] (slack %s)"
-              % (where, gztrace.describe(z), z["_ts"], z["_end"], b, e, run_case.us(slack)))
-    theirs = e - b
-    ck.expect(abs(z["_dur"] - theirs) <= max(DURATION_TOLERANCE * theirs, DURATION_TOLERANCE_NS),
-              "%s: %s lasts %s, the sample's own timestamps %s apart" % (where, gztrace.describe(z),
-                                                                         run_case.us(z["_dur"]),
-                                                                         run_case.us(theirs)))
+    if region["level"] == "pass":
+        lo, hi = (b, e), (b, e)  # begin in [b, e], end in [b, e]
+    else:
+        after = region.get("next_ns") or cmdbuf["_end"]
+        lo, hi = (b, e), (e, after)  # begin in [b, e], end in [e, the next one]
+    ck.expect(lo[0] - slack <= z["_ts"] <= lo[1] + slack and hi[0] - slack <= z["_end"] <= hi[1] + slack,
+              "%s: %s [%d, %d] out of order with the sample's own timestamps: begin not in [%d, %d] "
+              "or end not in [%d, %d] (slack %s)"
+              % (where, gztrace.describe(z), z["_ts"], z["_end"], lo[0], lo[1], hi[0], hi[1],
+                 run_case.us(slack)))
     ck.expect(cmdbuf["_ts"] <= z["_ts"] and z["_end"] <= cmdbuf["_end"],
               "%s: %s lies outside its command buffer zone %s" % (where, gztrace.describe(z),
                                                                  gztrace.describe(cmdbuf)))
@@ -167,6 +177,15 @@ def check_region(ck, t, level, where, region, z, cmdbuf, label_zone, slack, fram
     ck.count("zones inside the sample's own timestamps")
 
 
+def next_stamp(regions, i):
+    """The sample's first timestamp after region i's end (None: none in
+    the frame): where a command zone, ended by the layer's timestamp just
+    after the sample's, must have ended."""
+    e = regions[i]["end_ns"]
+    later = [t for r in regions[i + 1:] for t in (r["begin_ns"], r["end_ns"]) if t > e]
+    return min(later) if later else None
+
+
 def check_pass_track(ck, t, truth, level, ptid, frames, labels, slack):
     if not ck.expect(ptid is not None, "no '... passes' track at GPUZONES_LEVEL=%s" % level):
         return
@@ -174,6 +193,7 @@ def check_pass_track(ck, t, truth, level, ptid, frames, labels, slack):
         ck.fail("passes track: " + err)
     tops = [z for z in t.track_order(ptid) if z.get("_parent") is None]
     used = set()
+    durations = {}  # (region index, name): [(zone's, sample's, timestamp cost)] per frame
     for (f, _, cmdbuf), lz in zip(frames, labels):
         where = "frame %d" % f["index"]
         got = [z for z in tops if cmdbuf["_ts"] <= z["_ts"] and z["_end"] <= cmdbuf["_end"]]
@@ -183,9 +203,28 @@ def check_pass_track(ck, t, truth, level, ptid, frames, labels, slack):
                          "%s: render pass and command zones %s, expected %s"
                          % (where, [z["name"] for z in got], [r["name"] for r in want])):
             continue
-        for r, z in zip(want, got):
+        for i, (r, z) in enumerate(zip(want, got)):
             label_zone = lz[r["label"]] if lz is not None and r["label"] >= 0 else None
+            r = dict(r, next_ns=next_stamp(want, i))
             check_region(ck, t, level, where, r, z, cmdbuf, label_zone, slack, lz)
+            durations.setdefault((i, r["name"]), []).append((z["_dur"], r["end_ns"] - r["begin_ns"],
+                                                             f.get("stamp_gap_ns", 0)))
+    # Each end of a zone lies one timestamp of the layer's or the sample's
+    # away from the sample's: what a timestamp costs in that frame is the
+    # sample's pair written back to back. A frame where the driver's thread
+    # was preempted between two of them says nothing of the layer: a region
+    # must match in at least one frame (a layer that times it wrongly misses
+    # in every one).
+    for (i, name), runs in sorted(durations.items()):
+        def off(run):
+            ours, theirs, gap = run
+            return abs(ours - theirs) - max(DURATION_TOLERANCE * theirs, DURATION_TOLERANCE_NS) - 2 * gap
+        ours, theirs, gap = min(runs, key=off)
+        ck.expect(off((ours, theirs, gap)) <= 0,
+                  "region %d %r: in no frame as long as the sample's own timestamps say; closest: %s "
+                  "against %s (a timestamp costs %s)" % (i, name, run_case.us(ours), run_case.us(theirs),
+                                                         run_case.us(gap)))
+    ck.count("regions whose zones last as long as the sample's own timestamps say", len(durations))
     stray = [z for z in tops if id(z) not in used]
     ck.expect(not stray, "render pass or command zones in no frame's command buffer zone: %s"
               % [gztrace.describe(z) for z in stray[:3]])

@@ -667,8 +667,10 @@ def expected_pass_zones(batch, level):
     top-level zones (render pass instances, and the commands outside
     them), each with the commands inside it at the commands level, as
     [(zone, [commands])]; and the zones the layer cannot time (absent, one
-    drop each). A render pass instance that cannot be timed takes its
-    commands with it: they would have nothing to nest in."""
+    drop each). A command inside a render pass instance that cannot be
+    timed (begun or ended in a SIMULTANEOUS_USE command buffer) is timed
+    where its own command buffer is, as the labels there are, and then
+    stands alone on the track."""
     zones = batch.get("zones", [])
     present, absent = [], []
     by_index = {}
@@ -679,8 +681,10 @@ def expected_pass_zones(batch, level):
             (absent if z["untimed"] else present).append(entry)
         elif level == "commands":
             parent = zones[z["parent"]]
-            if z["untimed"] or parent["untimed"]:
+            if z["untimed"]:
                 absent.append((z, []))
+            elif parent["untimed"]:
+                present.append((z, []))
             else:
                 by_index[parent["index"]][1].append(z)
     return present, absent
