@@ -102,13 +102,17 @@ GZ_EXPORT void gz_vk_cmdbuf_end(gz_vk_cmdbuf *cb);
 /* An action or synchronization command (draw, dispatch, copy, barrier, …)
  * is about to be recorded: the recording's begin timestamp goes first. */
 GZ_EXPORT void gz_vk_cmdbuf_action(gz_vk_cmdbuf *cb);
-/* Render pass instances, around the calls down: begin before, the others
- * after. A timestamp is never written where it would be invalid: between a
- * suspended dynamic render pass and the one that resumes it, or where a
- * multiview subpass would write more queries than were reserved. */
+/* Render pass instances, around the calls down: begin and subpass_ending
+ * before, the others after. A timestamp is never written where it would be
+ * invalid: between a suspended dynamic render pass and the one that resumes
+ * it, where a multiview subpass would write more queries than were
+ * reserved, or in a subpass whose contents are secondary command buffers
+ * (secondary_contents: VK_SUBPASS_CONTENTS_SECONDARY_COMMAND_BUFFERS). */
 GZ_EXPORT void gz_vk_cmdbuf_render_pass_begin(gz_vk_cmdbuf *cb, const VkRenderPassBeginInfo *info);
-GZ_EXPORT void gz_vk_cmdbuf_render_pass_begun(gz_vk_cmdbuf *cb, VkRenderPass pass);
-GZ_EXPORT void gz_vk_cmdbuf_next_subpass(gz_vk_cmdbuf *cb);
+GZ_EXPORT void gz_vk_cmdbuf_render_pass_begun(gz_vk_cmdbuf *cb, VkRenderPass pass,
+                                              bool secondary_contents);
+GZ_EXPORT void gz_vk_cmdbuf_subpass_ending(gz_vk_cmdbuf *cb);
+GZ_EXPORT void gz_vk_cmdbuf_next_subpass(gz_vk_cmdbuf *cb, bool secondary_contents);
 GZ_EXPORT void gz_vk_cmdbuf_render_pass_end(gz_vk_cmdbuf *cb);
 GZ_EXPORT void gz_vk_cmdbuf_rendering_begin(gz_vk_cmdbuf *cb, const VkRenderingInfo *info);
 GZ_EXPORT void gz_vk_cmdbuf_rendering_begun(gz_vk_cmdbuf *cb, const VkRenderingInfo *info);

@@ -78,6 +78,7 @@ typedef enum gz_vk_untimed {
     GZ_VK_UNTIMED_REUSED,       /* the recording ran again before this run was read */
     GZ_VK_UNTIMED_DEVICE_GROUP, /* a batch with device masks (VkDeviceGroupSubmitInfo) */
     GZ_VK_UNTIMED_OVERLAP,      /* a SIMULTANEOUS_USE primary ran again while still running */
+    GZ_VK_UNTIMED_SECONDARY_CONTENTS, /* in a subpass whose contents are secondaries */
     GZ_VK_UNTIMED_COUNT
 } gz_vk_untimed;
 
@@ -171,6 +172,9 @@ struct gz_vk_recording {
     VkRenderPass pass; /* the classic render pass open now, and its subpass */
     uint32_t subpass;
     bool in_pass;     /* inside a render pass (either kind) */
+    bool secondary_contents; /* the subpass (or instance) open now takes its commands from
+                              * secondaries: this primary may record nothing but their
+                              * execution there, no timestamp */
     bool copied;      /* copy readback: its end copies its values and its secondaries' */
     uint32_t view_mask; /* the current subpass's views (multiview), 0 without */
     uint32_t first_pending; /* ops from here wait for the first action's timestamp */
@@ -572,8 +576,10 @@ void gz_vk_recording_rendering_begin(gz_vk_recording *rec, VkCommandBuffer cb,
 void gz_vk_recording_rendering_begun(gz_vk_recording *rec, VkRenderingFlags flags,
                                      uint32_t view_mask);
 void gz_vk_recording_rendering_end(gz_vk_recording *rec, VkCommandBuffer cb);
-void gz_vk_recording_render_pass_begun(gz_vk_recording *rec, VkRenderPass pass);
-void gz_vk_recording_next_subpass(gz_vk_recording *rec);
+void gz_vk_recording_render_pass_begun(gz_vk_recording *rec, VkRenderPass pass,
+                                       bool secondary_contents);
+void gz_vk_recording_subpass_ending(gz_vk_recording *rec, VkCommandBuffer cb);
+void gz_vk_recording_next_subpass(gz_vk_recording *rec, bool secondary_contents);
 void gz_vk_recording_render_pass_end(gz_vk_recording *rec, VkCommandBuffer cb);
 
 /* vk_describe.c: a description's zone name and details (worker) */

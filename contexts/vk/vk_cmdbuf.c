@@ -255,18 +255,25 @@ void gz_vk_cmdbuf_bind_pipeline(gz_vk_cmdbuf *cb, VkPipelineBindPoint point, VkP
         gz_vk_recording_bind_pipeline(rec, point, pipeline);
 }
 
-void gz_vk_cmdbuf_render_pass_begun(gz_vk_cmdbuf *cb, VkRenderPass pass)
+void gz_vk_cmdbuf_render_pass_begun(gz_vk_cmdbuf *cb, VkRenderPass pass, bool secondary_contents)
 {
     gz_vk_recording *rec = recording(cb);
     if (rec)
-        gz_vk_recording_render_pass_begun(rec, pass);
+        gz_vk_recording_render_pass_begun(rec, pass, secondary_contents);
 }
 
-void gz_vk_cmdbuf_next_subpass(gz_vk_cmdbuf *cb)
+void gz_vk_cmdbuf_subpass_ending(gz_vk_cmdbuf *cb)
 {
     gz_vk_recording *rec = recording(cb);
     if (rec)
-        gz_vk_recording_next_subpass(rec);
+        gz_vk_recording_subpass_ending(rec, cb->handle);
+}
+
+void gz_vk_cmdbuf_next_subpass(gz_vk_cmdbuf *cb, bool secondary_contents)
+{
+    gz_vk_recording *rec = recording(cb);
+    if (rec)
+        gz_vk_recording_next_subpass(rec, secondary_contents);
 }
 
 void gz_vk_cmdbuf_render_pass_end(gz_vk_cmdbuf *cb)

@@ -212,6 +212,9 @@ static void report_untimed(gz_vk_device *dev)
                                  "again while an earlier submission of it was still running "
                                  "(which Vulkan does not allow); that earlier run's timestamps "
                                  "were overwritten",
+        [GZ_VK_UNTIMED_SECONDARY_CONTENTS] = "in a render pass subpass whose contents are "
+                                             "secondary command buffers, where the primary "
+                                             "may record nothing but their execution",
         [GZ_VK_UNTIMED_OVERLAP] = "a SIMULTANEOUS_USE command buffer was submitted again while "
                                   "its previous execution was still running (both write the "
                                   "same timestamps)",

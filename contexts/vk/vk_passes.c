@@ -114,17 +114,31 @@ void gz_vk_recording_render_pass_begin(gz_vk_recording *rec, VkCommandBuffer cb,
     rec->point_valid = false; /* its load operations follow */
 }
 
-void gz_vk_recording_render_pass_begun(gz_vk_recording *rec, VkRenderPass pass)
+void gz_vk_recording_render_pass_begun(gz_vk_recording *rec, VkRenderPass pass,
+                                       bool secondary_contents)
 {
     rec->in_pass = true;
+    rec->secondary_contents = secondary_contents && !rec->secondary;
     rec->pass = pass;
     rec->subpass = 0;
     rec->view_mask = 0;
     gz_vk_render_pass_views(pass, 0, &rec->view_mask);
 }
 
-void gz_vk_recording_next_subpass(gz_vk_recording *rec)
+/* Before the next subpass: the last command of this one ends here, while a
+ * timestamp may still be written (the next one may take its contents from
+ * secondaries). */
+void gz_vk_recording_subpass_ending(gz_vk_recording *rec, VkCommandBuffer cb)
 {
+    if (!rec->ended && rec->open_cmd && !rec->secondary_contents) {
+        gz_vk_untimed why;
+        gz_vk_rec_stamp(rec, cb, &why);
+    }
+}
+
+void gz_vk_recording_next_subpass(gz_vk_recording *rec, bool secondary_contents)
+{
+    rec->secondary_contents = secondary_contents && !rec->secondary;
     rec->subpass++;
     rec->view_mask = 0;
     gz_vk_render_pass_views(rec->pass, rec->subpass, &rec->view_mask);
@@ -134,6 +148,7 @@ void gz_vk_recording_next_subpass(gz_vk_recording *rec)
 void gz_vk_recording_render_pass_end(gz_vk_recording *rec, VkCommandBuffer cb)
 {
     rec->in_pass = false;
+    rec->secondary_contents = false;
     rec->pass = VK_NULL_HANDLE;
     rec->view_mask = 0;
     rec->point_valid = false; /* its store operations came before */
@@ -201,6 +216,8 @@ void gz_vk_recording_rendering_begun(gz_vk_recording *rec, VkRenderingFlags flag
                                      uint32_t view_mask)
 {
     rec->in_pass = rec->rendering = true;
+    rec->secondary_contents =
+        (flags & VK_RENDERING_CONTENTS_SECONDARY_COMMAND_BUFFERS_BIT) && !rec->secondary;
     rec->view_mask = view_mask;
     rec->suspended = false;
     /* Remembered until its end: a suspending instance leaves the
@@ -222,6 +239,7 @@ void gz_vk_recording_rendering_end(gz_vk_recording *rec, VkCommandBuffer cb)
 {
     bool suspends = rec->suspending;
     rec->in_pass = rec->rendering = false;
+    rec->secondary_contents = false;
     rec->view_mask = 0;
     rec->suspended = suspends;
     rec->suspending = false;

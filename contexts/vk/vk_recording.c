@@ -195,6 +195,10 @@ static uint32_t write_timestamp(gz_vk_recording *rec, VkCommandBuffer cb, gz_vk_
         *why = GZ_VK_UNTIMED_SUSPENDED;
         return GZ_VK_NO_QUERY;
     }
+    if (rec->secondary_contents) {
+        *why = GZ_VK_UNTIMED_SECONDARY_CONTENTS;
+        return GZ_VK_NO_QUERY;
+    }
     /* In a multiview subpass a timestamp writes one query per view. */
     uint32_t n = rec->in_pass && rec->view_mask ? popcount(rec->view_mask) : 1;
     if (n > GZ_VK_CHUNK) {

@@ -24,7 +24,8 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_CmdBeginRenderPass(VkCommandBuffer cb,
     layer_device *dev = begin_render_pass(cb, info, &c);
     dev->fns.CmdBeginRenderPass(cb, info, contents);
     if (c)
-        gz_vk_cmdbuf_render_pass_begun(c, info->renderPass);
+        gz_vk_cmdbuf_render_pass_begun(c, info->renderPass,
+                                       contents == VK_SUBPASS_CONTENTS_SECONDARY_COMMAND_BUFFERS);
 }
 
 #define BEGIN_RENDER_PASS2(name)                                                                   \
@@ -36,7 +37,9 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_CmdBeginRenderPass(VkCommandBuffer cb,
         layer_device *dev = begin_render_pass(cb, info, &c);                                       \
         dev->fns.name(cb, info, sub);                                                              \
         if (c)                                                                                     \
-            gz_vk_cmdbuf_render_pass_begun(c, info->renderPass);                                   \
+            gz_vk_cmdbuf_render_pass_begun(                                                        \
+                c, info->renderPass,                                                               \
+                sub && sub->contents == VK_SUBPASS_CONTENTS_SECONDARY_COMMAND_BUFFERS);            \
     }
 BEGIN_RENDER_PASS2(CmdBeginRenderPass2)
 BEGIN_RENDER_PASS2(CmdBeginRenderPass2KHR)
@@ -45,9 +48,11 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_CmdNextSubpass(VkCommandBuffer cb, VkSubpassC
 {
     gz_vk_cmdbuf *c;
     layer_device *dev = gz_layer_cmdbuf(cb, &c);
+    if (c)
+        gz_vk_cmdbuf_subpass_ending(c);
     dev->fns.CmdNextSubpass(cb, contents);
     if (c)
-        gz_vk_cmdbuf_next_subpass(c);
+        gz_vk_cmdbuf_next_subpass(c, contents == VK_SUBPASS_CONTENTS_SECONDARY_COMMAND_BUFFERS);
 }
 
 #define NEXT_SUBPASS2(name)                                                                        \
@@ -56,9 +61,12 @@ VKAPI_ATTR void VKAPI_CALL gz_hook_CmdNextSubpass(VkCommandBuffer cb, VkSubpassC
     {                                                                                              \
         gz_vk_cmdbuf *c;                                                                           \
         layer_device *dev = gz_layer_cmdbuf(cb, &c);                                               \
+        if (c)                                                                                     \
+            gz_vk_cmdbuf_subpass_ending(c);                                                        \
         dev->fns.name(cb, b, e);                                                                   \
         if (c)                                                                                     \
-            gz_vk_cmdbuf_next_subpass(c);                                                          \
+            gz_vk_cmdbuf_next_subpass(                                                             \
+                c, b && b->contents == VK_SUBPASS_CONTENTS_SECONDARY_COMMAND_BUFFERS);             \
     }
 NEXT_SUBPASS2(CmdNextSubpass2)
 NEXT_SUBPASS2(CmdNextSubpass2KHR)
