@@ -109,6 +109,30 @@ static const char *kind_name(unsigned kind)
     return kind < sizeof names / sizeof *names ? names[kind] : "?";
 }
 
+/* The zone column: name cut to NAME_COLUMNS characters, never inside a
+ * UTF-8 sequence, and padded to that many (names like "dispatch 8×8×1"
+ * hold multi-byte characters). Names are the app's text: a control
+ * character (an escape sequence, a newline) must not reach the user's
+ * terminal. */
+#define NAME_COLUMNS 40
+static const char *name_column(const char *name, char out[static 5 * NAME_COLUMNS + 1])
+{
+    size_t n = 0, columns = 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        bool continues = (*p & 0xc0) == 0x80;
+        if (!continues && columns == NAME_COLUMNS)
+            break;
+        if (n + (continues ? 1 : 4) > 4 * NAME_COLUMNS)
+            break; /* malformed text: bytes for the column, then padding */
+        out[n++] = *p < 0x20 || *p == 0x7f ? '?' : (char)*p;
+        columns += !continues;
+    }
+    for (; columns < NAME_COLUMNS; columns++)
+        out[n++] = ' ';
+    out[n] = '\0';
+    return out;
+}
+
 static void print_ms(FILE *f, uint64_t ns)
 {
     fprintf(f, " %11.3f", (double)ns / 1e6);
@@ -146,7 +170,8 @@ void gz_summary_print_zones(gz_summary *s, FILE *f)
                 (double)gz_stats_quantile(&r->stats, 0.95) / 1e6, (double)r->stats.max_ns / 1e6);
     }
     fprintf(f, "gpuzones: GPU zones (times in ms)\n");
-    fprintf(f, "%-40s %-6s %9s %11s %11s %11s %11s %11s\n", "zone", "kind", "count", "total",
+    fprintf(f, "%-*s %-6s %9s %11s %11s %11s %11s %11s\n", NAME_COLUMNS, "zone", "kind", "count",
+            "total",
             "mean", "p50", "p95", "max");
     for (uint32_t i = 0; i < s->nrows; i++) {
         const row *r = sorted[i];
@@ -154,14 +179,8 @@ void gz_summary_print_zones(gz_summary *s, FILE *f)
         const char *name = r->name == OTHER_NAME ? "<other names>" : gz_intern_str(r->name, &len);
         if (!*name)
             name = "<unnamed>";
-        /* Names are the app's text: a control character (an escape
-         * sequence, a newline) must not reach the user's terminal. */
-        char shown[41];
-        size_t n = 0;
-        for (; n < sizeof shown - 1 && name[n]; n++)
-            shown[n] = (unsigned char)name[n] < 0x20 || name[n] == 0x7f ? '?' : name[n];
-        shown[n] = '\0';
-        fprintf(f, "%-40s %-6s %9llu", shown, kind_name(r->kind),
+        char shown[5 * NAME_COLUMNS + 1];
+        fprintf(f, "%s %-6s %9llu", name_column(name, shown), kind_name(r->kind),
                 (unsigned long long)r->stats.count);
         print_ms(f, r->stats.total_ns);
         print_ms(f, gz_stats_mean(&r->stats));

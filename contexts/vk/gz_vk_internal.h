@@ -69,7 +69,7 @@ typedef enum gz_vk_untimed {
     GZ_VK_TIMED = 0,
     GZ_VK_UNTIMED_LEVEL,        /* GPUZONES_LEVEL below it: not a loss */
     GZ_VK_UNTIMED_FAMILY,       /* queue family without usable timestamps */
-    GZ_VK_UNTIMED_SIMULTANEOUS, /* a SIMULTANEOUS_USE command buffer may run twice at once */
+    GZ_VK_UNTIMED_SIMULTANEOUS, /* a SIMULTANEOUS_USE secondary may run twice at once */
     GZ_VK_UNTIMED_POOL,         /* timestamp queries exhausted */
     GZ_VK_UNTIMED_TOO_MANY,     /* more than GZ_VK_MAX_VALUES in one recording */
     GZ_VK_UNTIMED_SUSPENDED,    /* between a suspended render pass and its resumption */
@@ -77,6 +77,7 @@ typedef enum gz_vk_untimed {
     GZ_VK_UNTIMED_PROTECTED,    /* a protected command pool: no queries allowed */
     GZ_VK_UNTIMED_REUSED,       /* the recording ran again before this run was read */
     GZ_VK_UNTIMED_DEVICE_GROUP, /* a batch with device masks (VkDeviceGroupSubmitInfo) */
+    GZ_VK_UNTIMED_OVERLAP,      /* a SIMULTANEOUS_USE primary ran again while still running */
     GZ_VK_UNTIMED_COUNT
 } gz_vk_untimed;
 
@@ -138,6 +139,8 @@ typedef struct gz_vk_use {
     uint32_t state;  /* atomic: USE_* */
     bool copied;     /* the GPU copies its values into the pools' host buffers */
     bool clean;      /* it began on reset queries (and copies marked unwritten) */
+    bool gpu_reset;  /* its queries are reset by a command buffer of ours just before it */
+    uint8_t lost_why; /* USE_LOST: the gz_vk_untimed reason */
     struct gz_vk_queue *queue; /* the queue of the batch that runs it */
     uint64_t call;   /* the submit call that used it (per queue) */
     uint64_t value;  /* its batch's timeline value */
@@ -192,11 +195,14 @@ struct gz_vk_recording {
     uint32_t uses;   /* atomic: uses begun */
     gz_vk_use *last; /* the newest use (under the device's use lock) */
     gz_vk_use first; /* the first use lives here */
-    /* Devices without host query reset: the command buffer of ours that
-     * resets this recording's queries (and its secondaries') before each
-     * execution, recorded at its first submission on queue reset_q. */
-    VkCommandBuffer reset_cb;
-    struct gz_vk_queue *reset_q;
+    /* The command buffers of ours that reset this recording's queries (and
+     * its secondaries') just before an execution: before each one on
+     * devices without host query reset, and before a SIMULTANEOUS_USE
+     * primary's execution that its previous one may still be running
+     * under. One per queue family it ran on (two at most), recorded at the
+     * first such submission there, from queue reset_q[i]'s pool. */
+    VkCommandBuffer reset_cb[2];
+    struct gz_vk_queue *reset_q[2];
     gz_vk_recording *next_spare; /* in the device's spares, once gone */
 };
 
@@ -590,7 +596,7 @@ void gz_vk_recordings_destroy(gz_vk_device *dev);
 /* A new use of rec by a submission of call on q (the submitting thread,
  * before the call down): what the previous use left unread is read now,
  * and the queries are reset for this one. NULL when rec has no values. */
-gz_vk_use *gz_vk_use_begin(gz_vk_queue *q, gz_vk_recording *rec, uint64_t call);
+gz_vk_use *gz_vk_use_begin(gz_vk_queue *q, gz_vk_recording *rec, uint64_t call, bool simultaneous);
 void gz_vk_use_unref(gz_vk_use *use);
 /* Worker: the values of a use (rec->set.nvalues of them) into values:
  * OK, LOST (a later use overwrote them before they were read), or NOT_READY

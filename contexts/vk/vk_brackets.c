@@ -1,18 +1,20 @@
 /* The queue's own command buffers, put between the app's only where a
  * recording cannot time itself:
  * - slots: a timestamp between two of the app's command buffers, or at a
- *   batch's edge (the submit level; SIMULTANEOUS_USE command buffers;
- *   untracked ones). Each slot owns one query and one command buffer,
+ *   batch's edge (the submit level; command buffers with no timestamps of
+ *   their own, or none at one end; untracked ones). Each slot owns one query and one command buffer,
  *   recorded once, a block at a time, and used again once the batch that
  *   used it has been read back. It writes the timestamp and nothing that
  *   waits: on graphics and compute families it resets its query first, on
  *   transfer-only ones (no resets in command buffers there) the worker
  *   resets it on the host before its next use; under copy readback it
  *   copies its result to host memory after the timestamp.
- * - resets: on devices without host query reset, the command buffer before
- *   each execution of a recording that resets the queries that execution
- *   writes (its own and its secondaries'), recorded at its first
- *   submission. */
+ * - resets: the command buffer just before an execution of a recording
+ *   that resets the queries that execution writes (its own and its
+ *   secondaries'): before each one on devices without host query reset,
+ *   and before a SIMULTANEOUS_USE primary's execution submitted while its
+ *   previous one may still run (vk_uses.c). Recorded at the first
+ *   submission that needs it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,43 +175,57 @@ void gz_vk_slot_give(gz_vk_queue *q, uint32_t slot)
     s->free[s->nfree++] = slot;
 }
 
+/* Recorded once per queue family (two at most), under the use lock: two
+ * threads may submit one SIMULTANEOUS_USE command buffer at once. */
 VkCommandBuffer gz_vk_reset_cb(gz_vk_queue *q, gz_vk_recording *rec)
 {
-    if (rec->reset_cb)
-        return rec->reset_cb;
     gz_vk_device *dev = q->dev;
     const gz_vk_fns *f = &dev->info.fns;
-    pthread_mutex_lock(&q->lock);
-    VkCommandBuffer cb = gz_vk_own_cmdbuf_alloc(q);
-    /* Submitted before every execution of rec, which may be pending still
-     * when the next is submitted (SIMULTANEOUS_USE primaries). */
-    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                      .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT};
-    bool ok = cb && f->BeginCommandBuffer(cb, &begin) == VK_SUCCESS;
-    if (ok) {
-        gz_vk_qset_cmd_reset(dev, &rec->set, cb);
-        for (uint32_t i = 0; i < rec->nsecs; i++)
-            gz_vk_qset_cmd_reset(dev, &rec->secs[i]->set, cb);
-        ok = f->EndCommandBuffer(cb) == VK_SUCCESS;
+    pthread_mutex_lock(&dev->use_lock);
+    uint32_t i = 0;
+    while (i < 2 && rec->reset_q[i] && rec->reset_q[i]->family != q->family)
+        i++;
+    VkCommandBuffer cb = i < 2 ? rec->reset_cb[i] : VK_NULL_HANDLE;
+    if (i < 2 && !cb) {
+        pthread_mutex_lock(&q->lock);
+        cb = gz_vk_own_cmdbuf_alloc(q);
+        /* Submitted before every execution of rec, which may be pending
+         * still when the next is submitted. */
+        VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                          .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT};
+        bool ok = cb && f->BeginCommandBuffer(cb, &begin) == VK_SUCCESS;
+        if (ok) {
+            gz_vk_qset_cmd_reset(dev, &rec->set, cb);
+            for (uint32_t s = 0; s < rec->nsecs; s++)
+                gz_vk_qset_cmd_reset(dev, &rec->secs[s]->set, cb);
+            ok = f->EndCommandBuffer(cb) == VK_SUCCESS;
+        }
+        if (!ok && cb)
+            f->FreeCommandBuffers(dev->info.device, q->cmd_pool, 1, &cb);
+        pthread_mutex_unlock(&q->lock);
+        if (ok) {
+            rec->reset_cb[i] = cb;
+            rec->reset_q[i] = q;
+        } else {
+            cb = VK_NULL_HANDLE;
+        }
     }
-    if (!ok && cb)
-        f->FreeCommandBuffers(dev->info.device, q->cmd_pool, 1, &cb);
-    pthread_mutex_unlock(&q->lock);
-    if (!ok)
-        return VK_NULL_HANDLE;
-    rec->reset_cb = cb;
-    rec->reset_q = q;
+    pthread_mutex_unlock(&dev->use_lock);
     return cb;
 }
 
 void gz_vk_reset_cb_free(gz_vk_recording *rec)
 {
-    gz_vk_queue *q = rec->reset_q;
-    if (!rec->reset_cb || !q)
-        return;
-    pthread_mutex_lock(&q->lock);
-    if (q->cmd_pool)
-        q->dev->info.fns.FreeCommandBuffers(q->dev->info.device, q->cmd_pool, 1, &rec->reset_cb);
-    pthread_mutex_unlock(&q->lock);
-    rec->reset_cb = VK_NULL_HANDLE;
+    for (uint32_t i = 0; i < 2; i++) {
+        gz_vk_queue *q = rec->reset_q[i];
+        if (!rec->reset_cb[i] || !q)
+            continue;
+        pthread_mutex_lock(&q->lock);
+        if (q->cmd_pool)
+            q->dev->info.fns.FreeCommandBuffers(q->dev->info.device, q->cmd_pool, 1,
+                                                &rec->reset_cb[i]);
+        pthread_mutex_unlock(&q->lock);
+        rec->reset_cb[i] = VK_NULL_HANDLE;
+        rec->reset_q[i] = NULL;
+    }
 }

@@ -190,9 +190,10 @@ static void report_untimed(gz_vk_device *dev)
 {
     static const char *const why[GZ_VK_UNTIMED_COUNT] = {
         [GZ_VK_UNTIMED_FAMILY] = "recorded for a queue family without usable timestamps",
-        [GZ_VK_UNTIMED_SIMULTANEOUS] = "recorded in SIMULTANEOUS_USE command buffers (two "
-                                       "executions may run at once and would write the same "
-                                       "timestamps)",
+        [GZ_VK_UNTIMED_SIMULTANEOUS] = "recorded in SIMULTANEOUS_USE secondary command buffers "
+                                       "(or primaries of transfer-only queue families), whose "
+                                       "runs may overlap with nothing between them to reset "
+                                       "their timestamps",
         [GZ_VK_UNTIMED_POOL] = "the timestamp queries were exhausted (command buffers recorded "
                                "and kept without being submitted?)",
         [GZ_VK_UNTIMED_TOO_MANY] = "more timestamps in one command buffer than the layer keeps "
@@ -211,6 +212,9 @@ static void report_untimed(gz_vk_device *dev)
                                  "again while an earlier submission of it was still running "
                                  "(which Vulkan does not allow); that earlier run's timestamps "
                                  "were overwritten",
+        [GZ_VK_UNTIMED_OVERLAP] = "a SIMULTANEOUS_USE command buffer was submitted again while "
+                                  "its previous execution was still running (both write the "
+                                  "same timestamps)",
     };
     for (uint32_t k = GZ_VK_UNTIMED_FAMILY; k < GZ_VK_UNTIMED_COUNT; k++) {
         uint64_t n = __atomic_exchange_n(&dev->untimed[k], 0, __ATOMIC_RELAXED);

@@ -299,7 +299,7 @@ static value_state read_execution(gz_vk_queue *q, primary *p, uint64_t *values, 
         use_read u = gz_vk_use_read(p->e->use, values, &lost);
         st = u == USE_READ_OK ? VALUE_OK : u == USE_READ_LOST ? VALUE_MISSING : VALUE_LATER;
         if (u == USE_READ_LOST)
-            p->lost_why = GZ_VK_UNTIMED_REUSED;
+            p->lost_why = (gz_vk_untimed)p->e->use->lost_why;
     } else if (rec->set.nvalues) {
         st = VALUE_MISSING; /* no use: out of memory at submit */
     }
@@ -313,7 +313,7 @@ static value_state read_execution(gz_vk_queue *q, primary *p, uint64_t *values, 
         use_read u = gz_vk_use_read(se->use, values + at, &lost);
         st = u == USE_READ_OK ? VALUE_OK : u == USE_READ_LOST ? VALUE_MISSING : VALUE_LATER;
         if (u == USE_READ_LOST)
-            p->lost_why = GZ_VK_UNTIMED_REUSED;
+            p->lost_why = (gz_vk_untimed)se->use->lost_why;
     }
     if (lost && !gz_vk_device_lost(q->dev)) {
         gz_vk_device_set_lost(q->dev);

@@ -21,10 +21,16 @@
  * the queue has finished. Nothing here waits on the GPU: a timestamp holds
  * back no later command.
  *
- * SIMULTANEOUS_USE command buffers carry none: two executions of one may
- * run at once, and both would write the same queries. Their command buffer
- * zones come from the queue's brackets; their labels are not timed
- * (counted, and said in the summary). */
+ * A SIMULTANEOUS_USE primary carries them like any other: its executions
+ * rarely overlap (programs record one per swapchain image and wait for a
+ * frame's fence before they submit it again), and where one is submitted
+ * again while the previous execution may still run, a reset of ours goes
+ * before it and both executions are counted as not timed (vk_uses.c).
+ * SIMULTANEOUS_USE secondaries carry none: one may run several times
+ * within one primary, where nothing can reset between the runs; so do
+ * SIMULTANEOUS_USE primaries of transfer-only families, which cannot reset
+ * queries in a command buffer. Their labels are not timed (counted, and
+ * said in the summary). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +48,7 @@ static gz_vk_untimed untimed_reason(gz_vk_device *dev, const gz_vk_cmdbuf *cb, b
         why = GZ_VK_UNTIMED_PROTECTED;
     else if (gz_vk_family_mode(dev, cb->family) == GZ_VK_QUEUE_UNTIMED)
         why = GZ_VK_UNTIMED_FAMILY;
-    else if (simultaneous)
+    else if (simultaneous && (cb->secondary || !gz_vk_family_can_copy(dev, cb->family)))
         why = GZ_VK_UNTIMED_SIMULTANEOUS;
     *cmdbuf_why = why;
     if (why == GZ_VK_TIMED && dev->level < GZ_LEVEL_LABELS)

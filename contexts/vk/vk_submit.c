@@ -107,6 +107,30 @@ static bool has_values(const gz_vk_recording *rec)
     return rec && rec->nvalues;
 }
 
+/* The batch as submitted, from out[at] on: each of the app's command
+ * buffers with the slot before it, the last slot, and the resets that go
+ * just before a command buffer (or before the chain of render pass pieces
+ * it is in, where nothing may go between). Returns the count. */
+static uint32_t lay_out(gz_vk_queue *q, const VkCommandBuffer *app, gz_vk_cmdbuf *const *cbs,
+                        uint32_t n, const VkCommandBuffer *slot_cbs, const bool *chained,
+                        const bool *gpu_reset, VkCommandBuffer *out, uint32_t at)
+{
+    for (uint32_t j = 0; j < n; j++) {
+        for (uint32_t k = j; !chained[j] && k < n && (k == j || chained[k]); k++) {
+            VkCommandBuffer cb = gpu_reset[k] ? gz_vk_reset_cb(q, recording_of(cbs[k]))
+                                              : VK_NULL_HANDLE;
+            if (cb)
+                out[at++] = cb;
+        }
+        if (slot_cbs[j])
+            out[at++] = slot_cbs[j];
+        out[at++] = app[j];
+    }
+    if (slot_cbs[n])
+        out[at++] = slot_cbs[n];
+    return at;
+}
+
 uint32_t gz_vk_submit_batch(gz_vk_submit *s, uint32_t batch, const VkCommandBuffer *app,
                             gz_vk_cmdbuf *const *cbs, uint32_t n, VkCommandBuffer *out)
 {
@@ -127,15 +151,16 @@ uint32_t gz_vk_submit_batch(gz_vk_submit *s, uint32_t batch, const VkCommandBuff
     scratch mem;
     gz_vk_exec *execs = scratch_get(&mem, nexecs * sizeof *execs +
                                               (n + 1) * (sizeof(VkCommandBuffer) +
-                                                         sizeof(uint32_t) + 2 * sizeof(bool)));
+                                                         sizeof(uint32_t) + 4 * sizeof(bool)));
     if (!execs)
         return pass_untimed(q, app, n, out, per_cmdbuf, "out of memory for a submission");
     VkCommandBuffer *slot_cbs = (VkCommandBuffer *)(execs + nexecs);
     uint32_t *slots = (uint32_t *)(slot_cbs + n + 1);
     bool *needs_slot = (bool *)(slots + n + 1);
     bool *gets_reset = needs_slot + n + 1;
-    memset(needs_slot, 0, (n + 1) * sizeof *needs_slot);
-    memset(gets_reset, 0, (n + 1) * sizeof *gets_reset);
+    bool *chained = gets_reset + n + 1;
+    bool *gpu_reset = chained + n + 1;
+    memset(needs_slot, 0, 4 * (n + 1) * sizeof *needs_slot);
 
     /* Uses begin (queries made ready), and where a recording has no begin
      * or end of its own a slot goes: before command buffer j when it has
@@ -150,24 +175,28 @@ uint32_t gz_vk_submit_batch(gz_vk_submit *s, uint32_t batch, const VkCommandBuff
                           .slot = GZ_VK_NO_SLOT, .rec = rec};
         if (rec) {
             gz_vk_recording_ref(rec);
-            e->use = gz_vk_use_begin(q, rec, s->call);
-            if (e->use)
+            e->use = gz_vk_use_begin(q, rec, s->call, rec->simultaneous);
+            if (e->use) {
                 e->use->copied = rec->copied;
+                gpu_reset[j] = e->use->gpu_reset;
+            }
             for (uint32_t i = 0; i < rec->nsecs; i++) {
                 gz_vk_recording *sec = rec->secs[i];
                 gz_vk_recording_ref(sec);
-                gz_vk_use *use = gz_vk_use_begin(q, sec, s->call);
-                if (use)
+                gz_vk_use *use = gz_vk_use_begin(q, sec, s->call, rec->simultaneous);
+                if (use) {
                     use->copied = rec->copied;
+                    gpu_reset[j] |= use->gpu_reset;
+                }
                 execs[k++] = (gz_vk_exec){.kind = EXEC_SECONDARY, .slot = GZ_VK_NO_SLOT,
                                           .rec = sec, .use = use};
             }
-            gets_reset[j] = has_values(rec) && !dev->info.host_query_reset;
+            gets_reset[j] = has_values(rec) && !dev->info.host_query_reset && !gpu_reset[j];
         }
         bool begins = rec && rec->begin_value != GZ_VK_NO_QUERY;
         bool prev_ends = prev && prev->end_value != GZ_VK_NO_QUERY;
-        bool chained = prev && prev->suspended && rec && rec->resumes;
-        needs_slot[j] = !chained && (!begins || (j > 0 && !prev_ends));
+        chained[j] = prev && prev->suspended && rec && rec->resumes;
+        needs_slot[j] = !chained[j] && (!begins || (j > 0 && !prev_ends));
         prev = rec;
     }
     if (per_cmdbuf)
@@ -179,14 +208,18 @@ uint32_t gz_vk_submit_batch(gz_vk_submit *s, uint32_t batch, const VkCommandBuff
 
     /* Without host query reset, the queries of each execution are reset by
      * a command buffer of ours first: at the head of the batch, where it
-     * can never fall inside a suspended render pass. */
+     * can never fall inside a suspended render pass. A SIMULTANEOUS_USE
+     * execution whose previous one may still run gets its reset just
+     * before it instead (an earlier execution of it may be in this batch),
+     * or before the chain of render pass pieces it is in. */
     uint32_t at = 0;
     for (uint32_t j = 0; j < n; j++) {
-        if (!gets_reset[j])
-            continue;
-        VkCommandBuffer cb = gz_vk_reset_cb(q, recording_of(cbs[j]));
-        if (cb)
+        VkCommandBuffer cb = gets_reset[j] || gpu_reset[j]
+                                 ? gz_vk_reset_cb(q, recording_of(cbs[j]))
+                                 : VK_NULL_HANDLE;
+        if (cb && gets_reset[j])
             out[at++] = cb;
+        gpu_reset[j] = cb && gpu_reset[j];
     }
 
     pthread_mutex_lock(&q->lock);
@@ -235,21 +268,17 @@ uint32_t gz_vk_submit_batch(gz_vk_submit *s, uint32_t batch, const VkCommandBuff
             gz_vk_recording_unref(execs[x].rec);
         }
         free(mem.heap);
-        /* The resets above stay: they make the queries valid to write. */
-        memcpy(out + at, app, n * sizeof *out);
+        /* The resets stay: they make the queries valid to write. */
+        memset(slot_cbs, 0, (n + 1) * sizeof *slot_cbs);
+        at = lay_out(q, app, cbs, n, slot_cbs, chained, gpu_reset, out, at);
+        free(mem.heap);
         static int once;
         gz_log_once(&once, "out of memory for a submission's record; some submissions are not "
                            "timed (counted as dropped)");
         gz_count_dropped_zones(q->track, per_cmdbuf ? 1 + n : 1);
-        return at + n;
+        return at;
     }
-    for (uint32_t j = 0; j < n; j++) {
-        if (slot_cbs[j])
-            out[at++] = slot_cbs[j];
-        out[at++] = app[j];
-    }
-    if (slot_cbs[n])
-        out[at++] = slot_cbs[n];
+    at = lay_out(q, app, cbs, n, slot_cbs, chained, gpu_reset, out, at);
     free(mem.heap);
     return at;
 }

@@ -4,17 +4,22 @@
  * values are out of the queries.
  *
  * The app may not submit a recording again while an earlier execution of
- * it is pending (only SIMULTANEOUS_USE ones may, and those carry no
- * queries), so when a new use begins, inside the app's vkQueueSubmit, the
- * previous one has completed: what the worker has not read of it yet is
- * read there and kept (a snapshot), and the queries are reset on the host
- * for the new use. That read is the only one an app's thread makes, and
- * only for a command buffer submitted again before the worker came by.
+ * it is pending (only SIMULTANEOUS_USE ones may), so when a new use
+ * begins, inside the app's vkQueueSubmit, the previous one has usually
+ * completed: what the worker has not read of it yet is read there and kept
+ * (a snapshot), and the queries are reset on the host for the new use.
+ * That read is the only one an app's thread makes, and only for a command
+ * buffer submitted again before the worker came by.
  *
- * A program that breaks that rule (the previous use's values are not all
- * written yet) must not be broken by it: nothing is reset under work that
- * may still write, the previous use is lost (counted and said), and the new
- * one is kept only where the queue's order makes its values its own.
+ * Where the previous use may still be running (its values are not all
+ * written, and nothing proves it complete), nothing is reset on the host
+ * under it, and the previous use is lost (counted and said). A
+ * SIMULTANEOUS_USE primary may do that: a command buffer of ours resets
+ * the queries just before the new execution, in the queue's order, without
+ * waiting for anything, and the new use is lost too (the previous one may
+ * still write after that reset). Any other recording may not (the app's
+ * error): the new use is kept only where the queue's order makes its
+ * values its own.
  *
  * The worker reads a use from the queries under the lock a new use takes,
  * and only while no later use has begun; once one has, that use's begin
@@ -69,7 +74,8 @@ static bool use_complete(gz_vk_device *dev, const gz_vk_use *use, const gz_vk_qu
  * program may have waited in a way the layer does not see, a semaphore of
  * its own), but only when the use began on reset queries: otherwise they
  * may be an earlier use's. */
-static bool settle(gz_vk_device *dev, gz_vk_use *prev, const gz_vk_queue *q, uint64_t call)
+static bool settle(gz_vk_device *dev, gz_vk_use *prev, const gz_vk_queue *q, uint64_t call,
+                   gz_vk_untimed lost_why)
 {
     uint32_t state = __atomic_load_n(&prev->state, __ATOMIC_ACQUIRE);
     bool done = use_complete(dev, prev, q, call);
@@ -83,13 +89,15 @@ static bool settle(gz_vk_device *dev, gz_vk_use *prev, const gz_vk_queue *q, uin
             done = done || !(prev->queue == q && prev->call == call);
         }
     }
-    if (state == USE_PENDING)
+    if (state == USE_PENDING) {
         state = USE_LOST;
+        prev->lost_why = (uint8_t)lost_why;
+    }
     __atomic_store_n(&prev->state, state, __ATOMIC_RELEASE);
     return done;
 }
 
-gz_vk_use *gz_vk_use_begin(gz_vk_queue *q, gz_vk_recording *rec, uint64_t call)
+gz_vk_use *gz_vk_use_begin(gz_vk_queue *q, gz_vk_recording *rec, uint64_t call, bool simultaneous)
 {
     if (!rec->set.nvalues)
         return NULL;
@@ -97,13 +105,16 @@ gz_vk_use *gz_vk_use_begin(gz_vk_queue *q, gz_vk_recording *rec, uint64_t call)
     pthread_mutex_lock(&dev->use_lock);
     uint32_t index = __atomic_load_n(&rec->uses, __ATOMIC_RELAXED);
     gz_vk_use *prev = rec->last;
-    bool reset = index > 0, unordered = false;
+    bool reset = index > 0, unordered = false, gpu_reset = false;
+    gz_vk_untimed why = simultaneous ? GZ_VK_UNTIMED_OVERLAP : GZ_VK_UNTIMED_REUSED;
     if (prev) {
-        reset = settle(dev, prev, q, call);
-        /* Not reset under a use still running: this one's values follow the
-         * previous use's in the queue's order, or, on another queue, may
-         * mix with them. */
-        unordered = !reset && prev->queue != q;
+        reset = settle(dev, prev, q, call, why);
+        /* Not reset under a use still running. A SIMULTANEOUS_USE one gets
+         * a reset of ours in the queue just before it; otherwise this
+         * one's values follow the previous use's in the queue's order, or,
+         * on another queue, may mix with them. */
+        gpu_reset = !reset && simultaneous;
+        unordered = !reset && (simultaneous || prev->queue != q);
         rec->last = NULL;
         gz_vk_use_unref(prev);
     }
@@ -114,6 +125,7 @@ gz_vk_use *gz_vk_use_begin(gz_vk_queue *q, gz_vk_recording *rec, uint64_t call)
     if (use) {
         *use = (gz_vk_use){.rec = rec, .refs = 2, .index = index, .queue = q, .call = call,
                            .value = q->timeline_next, .clean = index == 0 || reset,
+                           .gpu_reset = gpu_reset, .lost_why = (uint8_t)why,
                            .state = unordered ? USE_LOST : USE_PENDING};
         rec->last = use;
     }

@@ -52,7 +52,7 @@ DURATION_TOLERANCE = 0.25
 DURATION_TOLERANCE_NS = 100_000
 
 CMDBUF_NAME = "Frame commands"
-SUMMARY_NAME_BYTES = 40  # the summary's zone column; longer names are cut
+SUMMARY_NAME_CHARS = 40  # the summary's zone column; longer names are cut
 
 
 def queue_tracks(ck, t, truth):
@@ -248,7 +248,7 @@ def summary_rows(err):
         if len(parts) != 8 or parts[0].startswith("zone "):
             continue
         try:
-            rows.append((parts[0].rstrip().rstrip("\ufffd"), parts[1], int(parts[2]), float(parts[3])))
+            rows.append((parts[0].rstrip(), parts[1], int(parts[2]), float(parts[3])))
         except ValueError:
             continue
     return rows
@@ -256,16 +256,31 @@ def summary_rows(err):
 
 def shown_as(name, shown):
     """Whether the summary's zone column shows name (cut to its width)."""
-    raw = name.encode()
-    if len(raw) <= SUMMARY_NAME_BYTES:
-        return shown == name
-    return len(shown.encode()) >= SUMMARY_NAME_BYTES - 3 and raw.startswith(shown.encode())
+    return shown == name[:SUMMARY_NAME_CHARS].rstrip()
+
+
+def check_columns(ck, err):
+    """Every row of the zone table has its kind where the header has it,
+    counted in characters: names hold multi-byte ones (×, →)."""
+    lines = err.splitlines()
+    try:
+        header = lines.index("gpuzones: GPU zones (times in ms)") + 1
+    except ValueError:
+        return
+    col = lines[header].find(" kind ")
+    for line in lines[header + 1:]:
+        if line.startswith("gpuzones:"):
+            break
+        ck.expect(line[col:col + 1] == " " and line[col + 1:col + 2] not in (" ", ""),
+                  "summary: the kind column of %r is not at character %d, where the header has it"
+                  % (line, col + 1))
 
 
 def check_summary(ck, truth, level, err):
     rows = summary_rows(err)
     if not ck.expect(rows, "no zone table in the summary"):
         return
+    check_columns(ck, err)
     want = {}
     for f in truth["frames"]:
         for r in f["regions"]:

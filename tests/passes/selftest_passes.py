@@ -105,16 +105,17 @@ def synthesize(truth, level):
 
 def summary(rows):
     """The zone table as the layer prints it: render passes first by GPU
-    time, then the rest by GPU time; names cut to the column's bytes."""
+    time, then the rest by GPU time; names cut and padded to the column's
+    characters."""
     out = ["gpuzones: GPU zones (times in ms)",
            "%-40s %-6s %9s %11s %11s %11s %11s %11s" % ("zone", "kind", "count", "total", "mean", "p50",
                                                         "p95", "max")]
     order = sorted(rows.items(), key=lambda kv: (kv[0][1] != "pass", -sum(kv[1])))
     for (name, kind), durs in order:
-        shown = name.encode()[:check_passes.SUMMARY_NAME_BYTES].decode(errors="replace")
+        shown = name[:check_passes.SUMMARY_NAME_CHARS]
         ms = [d / 1e6 for d in durs]
         out.append("%s%s %-6s %9d %11.3f %11.3f %11.3f %11.3f %11.3f"
-                   % (shown, " " * (check_passes.SUMMARY_NAME_BYTES - len(shown.encode())), kind, len(ms),
+                   % (shown, " " * (check_passes.SUMMARY_NAME_CHARS - len(shown)), kind, len(ms),
                       sum(ms), sum(ms) / len(ms), sorted(ms)[len(ms) // 2], max(ms), max(ms)))
     out.append("gpuzones: trace written")
     return "\n".join(out)
