@@ -251,7 +251,7 @@ def synthesize(truth, level=None):
 
 
 REASON_TEXT = {  # a phrase of the layer's own line for each reason (vk_device.c)
-    "simultaneous": "recorded in SIMULTANEOUS_USE command buffers",
+    "simultaneous": "recorded in SIMULTANEOUS_USE secondary command buffers",
     "overlap": "a SIMULTANEOUS_USE command buffer was submitted again while its previous execution was "
                "still running (both write the same timestamps)",
     "suspended": "between a render pass suspended at the end of one command buffer and its resumption",
