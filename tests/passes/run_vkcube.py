@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """`gpuzones run -l LEVEL -- vkcube --c N` on an Xvfb server of the test's
-own (lavapipe presenting to it), and its trace and summary:
+own (lavapipe presenting to it), and its trace and summary. vkcube records
+one command buffer per swapchain image, once, with SIMULTANEOUS_USE, and
+before each frame waits for the fence of the frame two before; here each
+image's command buffer last ran no later than that frame, so no two
+executions of one overlap and everything in them must be timed:
   - the queue's "... passes" track has one render pass zone in each of the
     N frame zones ("render pass WxH <swapchain format> + D16_UNORM": vkcube
     names neither its render pass nor its framebuffers), the same name
@@ -9,7 +13,8 @@ own (lavapipe presenting to it), and its trace and summary:
     the cube ("draw 36 ×1" and its pipeline's part), nested in it; at the
     passes level none;
   - the summary lists the render pass (kind pass) and, at the commands
-    level, the draw (kind command) with those counts, render passes first.
+    level, the draw (kind command) with those counts, render passes first,
+    and no zone that was not timed.
 vkcube (Debian's vulkan-tools) that is missing, or that cannot present
 here without gpuzones either, makes the test skip (exit 77) and say why.
 """
@@ -34,6 +39,7 @@ LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 SKIP = 77
 PASS_NAME = re.compile(r"^render pass (\d+)×(\d+) ([A-Z0-9_]+) \+ D16_UNORM$")
 DRAW_NAME = re.compile(r"^draw 36 ×1( .+)?$")
+UNTIMED_LINE = re.compile(r"^gpuzones: \d+ .* were not timed: ")
 TIMEOUT_S = 120
 
 
@@ -97,6 +103,9 @@ def check(errors, t, err, level, frames_wanted):
     kinds = [r[1] for r in rows]
     if "pass" in kinds and kinds.index("pass") != 0:
         errors.append("summary: the render passes are not first: %s" % rows)
+    untimed = [l for l in err.splitlines() if UNTIMED_LINE.match(l)]
+    if untimed:
+        errors.append("summary: zones of vkcube's SIMULTANEOUS_USE command buffers not timed: %s" % untimed)
     print("checked: %d frames, %d render pass zones (%s), %d draw zones (%s)"
           % (len(frames), len(rpasses), ", ".join(sorted(pass_names)), len(draws),
              ", ".join(sorted({d["name"] for d in draws}))))

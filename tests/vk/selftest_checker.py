@@ -209,6 +209,8 @@ def synthesize(truth, level=None):
         for b, batch in enumerate(c["batches"]):
             if batch.get("batch_untimed"):
                 continue  # a protected batch: no zones at all
+            if batch.get("submit_untimed"):
+                continue  # its first or last command buffer lost its timestamps, and so all of them
             s0, s1 = at[("submit", b)], at[("submit_end", b)]
             api = "vkQueueSubmit2" if c["api"] == "vkQueueSubmit2KHR" else c["api"]
             sub = x_event(api, "gpu", pid, tid, s0, s1,
@@ -249,7 +251,9 @@ def synthesize(truth, level=None):
 
 
 REASON_TEXT = {  # a phrase of the layer's own line for each reason (vk_device.c)
-    "simultaneous": "recorded in SIMULTANEOUS_USE command buffers",
+    "simultaneous": "recorded in SIMULTANEOUS_USE secondary command buffers",
+    "overlap": "a SIMULTANEOUS_USE command buffer was submitted again while its previous execution was "
+               "still running (both write the same timestamps)",
     "suspended": "between a render pass suspended at the end of one command buffer and its resumption",
     "protected": "recorded in protected command buffers",
 }
@@ -285,15 +289,17 @@ def write_trace(events, path, cut=None):
 # ---- running the checks ---------------------------------------------------------------
 
 
-def check(truth, path, complete=True, summary=None, level=None):
+def check(truth, path, complete=True, summary=None, level=None, outcome=None):
+    """run_case.py's checks of the trace at path against the truth, with the
+    summary lines given (default: those of a correct layer whose racy
+    executions came out as in outcome, a resolved truth; default: all
+    timed, as the truth itself says)."""
     ck = run_case.Checks()
     t = gztrace.load(path)
     run_case.check_generic(ck, t, truth["pid"], require_complete=complete)
     if complete:
-        run_case.check_totals(ck, t, run_case.expected_drops(truth, level))
-        run_case.check_against_truth(ck, t, truth, run_case.DEFAULT_GPU_SLACK_NS, level=level)
-        lines = summary_lines(truth) if summary is None else summary
-        run_case.check_untimed_summary(ck, truth, "\n".join(lines))
+        lines = summary_lines(outcome or truth) if summary is None else summary
+        run_case.check_outcomes(ck, t, truth, "\n".join(lines), run_case.DEFAULT_GPU_SLACK_NS, level=level)
     return ck
 
 
@@ -465,15 +471,23 @@ def mutations(truth):
         out.append(("a duplicated label", duplicate_label))
 
     absent = absent_labels(truth)
-    if absent and timed:
-        def present_absent(ev):
+
+    def present(label):
+        def add(ev):
             # a zone for a label the layer cannot time (its drop uncounted)
             z = copy.deepcopy(label_zone(ev, timed[-1]["id"]))
-            z["name"], z["_label"] = absent[0]["name"], None
+            z["name"], z["_label"] = label["name"], None
             ev.insert(ev.index(label_zone(ev, timed[-1]["id"])) + 1, z)
             ev[-1]["args"]["zones_written"] += 1
             ev[-1]["args"]["zones_dropped"] -= 1
-        out.append(("a zone for a label the layer cannot time", present_absent))
+        return add
+
+    if absent and timed:
+        out.append(("a zone for a label the layer cannot time", present(absent[0])))
+        overlapped = [l for l in absent if l.get("untimed") == "overlap"]
+        if overlapped:
+            out.append(("a zone for label %r of an execution that lost its timestamps to another of its "
+                        "SIMULTANEOUS_USE command buffer" % overlapped[-1]["name"], present(overlapped[-1])))
 
         def uncounted(ev):
             ev[-1]["args"]["zones_produced"] -= len(absent)
@@ -515,7 +529,25 @@ def mutations(truth):
             ev[-1]["args"]["zones_dropped"] -= 1
         out.append(("a zone for a command buffer the layer cannot time", timed_anyway))
 
+    lost_batch = next(((c, b, batch) for c in truth["calls"] for b, batch in enumerate(c["batches"])
+                       if batch.get("submit_untimed") and not batch.get("batch_untimed")), None)
+    if lost_batch is not None:
+        def submit_anyway(ev):
+            # a submit zone for a batch whose first command buffer lost its
+            # timestamps (the batch's drop uncounted)
+            c, b, batch = lost_batch
+            lo = gpu_intervals(truth)[c["index"]][0]
+            ev.insert(len(ev) - 1, x_event(c["api"], "gpu", truth["pid"], PID_FAKE_TID_BASE + 3 * c["queue"],
+                                           lo + 1, lo + 2,
+                                           {"level": "submit", "batch": b, "cmdbufs": len(batch["cmdbufs"])}))
+            ev[-1]["args"]["zones_written"] += 1
+            ev[-1]["args"]["zones_dropped"] -= 1
+        out.append(("a submit zone for a batch whose command buffers lost their timestamps", submit_anyway))
+
     counts = run_case.untimed_counts(truth)
+    if any(reason == "overlap" for _, reason in counts):
+        out.append(("a summary that gives overlapping executions' zones another reason", None,
+                    lambda lines: [l.replace(REASON_TEXT["overlap"], REASON_TEXT["simultaneous"]) for l in lines]))
     if counts:
         def say_less(lines):
             return [l.replace("gpuzones: %d " % n, "gpuzones: %d " % (n - 1), 1)
@@ -540,6 +572,45 @@ def mutations(truth):
             z["dur"] = truth["workload"]["host_ns"] // 2
         out.append(("a workload zone half as long", fast))
     return out
+
+
+def selftest_either(truth, case, path):
+    """The truth's racy pairs of executions: every outcome passes (each
+    pair both timed or both untimed, the totals and the summary saying
+    so), and a pair decided half way does not (one execution timed, the
+    other not, with totals and summary to match), nor a trace of one
+    outcome with the drops or the summary of another."""
+    pairs = truth.get("either") or []
+    if not pairs:
+        return []
+    problems = []
+    outs = run_case.outcomes(truth)
+    for what, tr in outs:
+        write_trace(synthesize(tr), path)
+        ck = check(truth, path, outcome=tr)
+        problems += ["%s: a correct trace of the outcome %s was rejected: %s" % (case, what, e)
+                     for e in ck.errors[:5]]
+    for pair in pairs:
+        for lost, kept in ((pair[0], pair[1]), (pair[1], pair[0])):
+            tr = run_case.resolve(truth, [[lost]])
+            write_trace(synthesize(tr), path)
+            if not check(truth, path, outcome=tr).errors:
+                problems.append("%s: not caught: %s untimed (overlap), %s timed"
+                                % (case, run_case.describe_exec(lost), run_case.describe_exec(kept)))
+    timed, untimed = run_case.resolve(truth, []), run_case.resolve(truth, pairs)
+    write_trace(synthesize(timed), path)
+    if not check(truth, path, outcome=untimed).errors:
+        problems.append("%s: not caught: racy executions all timed, the summary saying they were not" % case)
+    ev = synthesize(untimed)
+    drops = run_case.expected_drops(timed)
+    ev[-1]["args"]["zones_produced"] += drops - ev[-1]["args"]["zones_dropped"]
+    ev[-1]["args"]["zones_dropped"] = drops
+    write_trace(ev, path)
+    if not check(truth, path, outcome=untimed).errors:
+        problems.append("%s: not caught: racy executions all untimed, not counted as dropped" % case)
+    print("%s: %d outcomes of %d racy pairs of executions accepted, pairs decided half way caught"
+          % (case, len(outs), len(pairs)))
+    return problems
 
 
 def pass_mutations(truth, level, good):
@@ -693,6 +764,8 @@ def selftest_case(program, case, tmp):
         ck = check(truth, path, summary=summary[0](summary_lines(truth)) if summary else None)
         if not ck.errors:
             problems.append("%s: not caught: %s" % (case, what))
+
+    problems += selftest_either(truth, case, path)
 
     # a killed process: cut in the middle of a line (15 characters into the
     # line that holds the two-thirds point; every event line is longer)

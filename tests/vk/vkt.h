@@ -138,18 +138,21 @@ uint32_t vkt_memory_type(const struct vkt_device *d, uint32_t bits, VkMemoryProp
 /* ---- command buffers with a record of their label operations -------------- */
 
 /* Why the layer cannot time a zone: where the API leaves no room for a
- * timestamp of its own. The summary says how many, by reason. */
+ * timestamp of its own, or where two executions of one command buffer
+ * write the same timestamps. The summary says how many, by reason. */
 enum vkt_untimed {
     VKT_TIMED = 0,
-    VKT_UNTIMED_SIMULTANEOUS, /* a SIMULTANEOUS_USE command buffer may run twice at once */
+    VKT_UNTIMED_SIMULTANEOUS, /* a SIMULTANEOUS_USE secondary may run twice at once */
     VKT_UNTIMED_SUSPENDED,    /* between a suspended render pass instance and its resumption */
     VKT_UNTIMED_PROTECTED,    /* a protected command buffer: no queries allowed */
+    VKT_UNTIMED_OVERLAP,      /* a SIMULTANEOUS_USE primary submitted again while its
+                                 previous execution may still have been running */
 };
 const char *vkt_untimed_name(enum vkt_untimed why);
 
 struct vkt_label_op {
     bool begin;
-    enum vkt_untimed untimed; /* the layer cannot time it, and why */
+    enum vkt_untimed untimed; /* no timestamp of its own in any execution, and why */
     char name[VKT_NAME_MAX];
 };
 
@@ -169,7 +172,7 @@ enum vkt_zone_op_kind {
 
 struct vkt_zone_op {
     enum vkt_zone_op_kind kind;
-    enum vkt_untimed untimed; /* the layer cannot time it, and why */
+    enum vkt_untimed untimed; /* no timestamp of its own in any execution, and why */
     int label_pos;            /* how many label operations came before it */
     char name[VKT_NAME_MAX];
 };
@@ -180,6 +183,11 @@ struct vkt_cmd {
     VkCommandBuffer cb;
     bool secondary;          /* VK_COMMAND_BUFFER_LEVEL_SECONDARY */
     bool simultaneous;       /* recorded with SIMULTANEOUS_USE */
+    /* Which recording it holds (a new number at each vkBeginCommandBuffer):
+     * the truth follows the executions of one recording of a
+     * SIMULTANEOUS_USE primary, which may overwrite each other's
+     * timestamps. */
+    unsigned recording;
     bool protected_pool;     /* allocated from a VK_COMMAND_POOL_CREATE_PROTECTED_BIT pool */
     /* A dynamic render pass instance is suspended here (its resumption
      * comes later): label operations recorded now have no timestamp.

@@ -10,9 +10,12 @@
  *   - the family without timestamps: work, no zones, one warning;
  *   - the first family's second queue: a labelled reusable buffer;
  *   - one SIMULTANEOUS_USE buffer with labels pending on both graphics
- *     queues at once (a gate semaphore holds both): its labels cannot be
- *     told apart, both executions' labels are absent (dropped, counted);
- *     then run on each queue alone, one after the other: timed. */
+ *     queues at once (a gate semaphore holds both): the two executions
+ *     write the same timestamps, so both lose them (their command buffer
+ *     and submit zones and labels absent, dropped, counted) or, if the
+ *     first had run by the second's submission, both keep them: the truth
+ *     accepts both; then run on each queue alone, one after the other,
+ *     each waited for: timed. */
 #include "vkt.h"
 
 #include <stdio.h>

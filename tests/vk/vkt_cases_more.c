@@ -1,8 +1,10 @@
-/* Command buffers the layer cannot time label by label: design cases 3
- * (SIMULTANEOUS_USE, several executions pending at once) and 5 (secondary
- * command buffers, outside and inside a render pass).  Their submission and
- * command buffer zones must be exact; their labels are recorded as
- * "optional" in the truth: they may be missing, never wrong. */
+/* Design cases 3 (a SIMULTANEOUS_USE primary, several executions pending
+ * at once) and 5 (secondary command buffers, outside and inside a render
+ * pass).  A SIMULTANEOUS_USE primary is timed as any reusable one, except
+ * that two executions of it write the same timestamps: one submitted while
+ * the one before may still be running makes both lose them (vkt_truth.c
+ * says when that is certain and when a race).  A SIMULTANEOUS_USE
+ * secondary, which one primary may execute twice, is never timed inside. */
 #define _GNU_SOURCE
 #include "vkt.h"
 
@@ -216,22 +218,27 @@ int case_simultaneous(const struct vkt_args *a)
         VKT_CHECK(vkCreateFence(d->device, &fci, NULL, &f[i]));
     int executions = 0;
 
-    /* two calls, both pending before either can run */
+    /* two calls, both pending before either can run: both untimed in
+     * practice, but the truth, which knows only that the program had not
+     * seen the first complete, accepts both timed too */
     pending_pair(&sim, gate, 1, f);
     executions += 2;
 
-    /* twice in one batch, between the ordinary buffers */
+    /* twice in one batch, between the ordinary buffers: both untimed, the
+     * ordinary ones and the label across them timed */
     struct vkt_batch b[2] = { { 4, { &before, &sim, &sim, &after } } };
     vkt_submit(d, VKT_SUBMIT1, 1, b, VKT_WAIT_FENCE, false);
     executions += 2;
 
-    /* two batches of one call, no semaphores between them */
+    /* two batches of one call, no semaphores between them: both untimed,
+     * and so the batches' submit zones */
     b[0] = (struct vkt_batch){ 1, { &sim } };
     b[1] = (struct vkt_batch){ 1, { &sim } };
     vkt_submit(d, VKT_SUBMIT1, 2, b, VKT_WAIT_TIMELINE, false);
     executions += 2;
 
-    /* submitted twice back to back without a gate, then once alone */
+    /* submitted twice back to back without a gate (a race: both timed or
+     * both not), then once alone after the wait for both: timed */
     back_to_back(&sim, f);
     executions += 2;
     vkt_submit1(&sim);

@@ -17,9 +17,8 @@
  *   (all counted, by reason, in the summary); every other label is timed,
  *   also one that spans the suspension. One-time and reusable command
  *   buffers, vkQueueSubmit and vkQueueSubmit2, plain
- *   command buffers around the pair, and SIMULTANEOUS_USE ones (whose
- *   command buffer zones come from the layer's own command buffers between
- *   the app's, which must then not go between the pair). */
+ *   command buffers around the pair, and SIMULTANEOUS_USE ones (timed as
+ *   the reusable ones: each submission is waited for before the next). */
 #define _GNU_SOURCE
 #include "vkt.h"
 
@@ -335,8 +334,8 @@ int case_suspend(const struct vkt_args *a)
     record_plain(&after, "Plain after", 4);
     submit_batch(d, VKT_SUBMIT1, 4, (struct vkt_cmd *[]){ &before, &ra, &rb, &after });
 
-    /* SIMULTANEOUS_USE pairs: the layer's command buffers between the
-     * app's must not go between a suspension and its resumption */
+    /* SIMULTANEOUS_USE pairs, alone and mixed with one-time ones; each
+     * submission waited for, so no two executions overlap */
     submit_batch(d, VKT_SUBMIT1, 2, (struct vkt_cmd *[]){ &xa, &xb });
     submit_batch(d, VKT_SUBMIT2, 2, (struct vkt_cmd *[]){ &xa, &xb });
     record_suspending(&sa, &t, once);

@@ -4,9 +4,9 @@
  * stack belongs to the queue and command buffer label operations are replayed
  * in submission order, so a label begun in one command buffer and ended in a
  * later one is one region.  Labels recorded where the layer leaves them
- * untimed (SIMULTANEOUS_USE command buffers, which may run twice at once;
- * protected ones; between a suspended render pass instance and its
- * resumption) are "absent": they must not be in the trace, and count as
+ * untimed (SIMULTANEOUS_USE secondaries, which may run twice at once;
+ * protected command buffers; between a suspended render pass instance and
+ * its resumption) are "absent": they must not be in the trace, and count as
  * dropped zones, by reason.  So are the command buffer zones the layer
  * cannot time (a command buffer that ends with a render pass instance
  * suspended, or whose first action resumes one) and every zone of a
@@ -14,6 +14,17 @@
  * of GPUZONES_LEVEL=passes and commands) are replayed per batch the same
  * way: a render pass instance suspended in one command buffer and resumed
  * in the next is one zone, and the zones that cannot be timed are absent.
+ *
+ * A SIMULTANEOUS_USE primary is timed, but each of its executions writes
+ * the same timestamps: one submitted while the one before may still be
+ * running makes both lose them ("overlap": their command buffer zones,
+ * labels and render pass and command zones absent, and the batch's submit
+ * zone when its first or last command buffer is one of them).  That is
+ * certain for two executions of one vkQueueSubmit* call, ruled out when the
+ * program waited for the earlier one before submitting the later one, and
+ * a race otherwise: such a pair is written as "either", both timed or both
+ * not, for the checker to accept either way.
+ *
  * The truth never comes from the layer. */
 #define _GNU_SOURCE
 #include "vkt.h"
@@ -45,8 +56,14 @@ struct t_batch {
     int ncmds;
     int zone_first, zone_count; /* its render pass and command zones in T.zones */
     char names[VKT_MAX_CMDS][VKT_NAME_MAX];
-    enum vkt_untimed untimed[VKT_MAX_CMDS]; /* why a command buffer zone is not timed */
+    enum vkt_untimed untimed[VKT_MAX_CMDS]; /* why a command buffer zone has no
+                                               begin or end of its own */
     enum vkt_untimed batch_untimed;         /* why the batch has no zones at all */
+    /* A SIMULTANEOUS_USE primary's execution that loses its timestamps to
+     * another one of the same call (overlap), or may lose them to one
+     * submitted before or after it (either: T.either holds the pair). */
+    bool overlap[VKT_MAX_CMDS];
+    bool either[VKT_MAX_CMDS];
 };
 
 struct t_call {
@@ -67,8 +84,10 @@ struct t_label {
     int begin_call; /* -1 until resolved (queue labels begin before a call) */
     int end_call;   /* -1 while open */
     bool queue_label;
-    bool absent;    /* begun or ended by an op the layer cannot time: no zone, one drop */
-    enum vkt_untimed untimed; /* why: its begin's reason, else its end's */
+    /* why its begin / end operation has no timestamp in any execution;
+     * with the executions' overlaps (exec_untimed) they say whether it is
+     * absent: begun or ended without a timestamp, no zone, one drop */
+    enum vkt_untimed begin_untimed, end_untimed;
     /* the command buffer execution (call, batch, index in the batch) whose
      * label operation began / ended it; call -1 for queue label operations */
     int begin_exec[3];
@@ -80,11 +99,27 @@ struct t_label {
 struct t_zone {
     bool pass;                /* a render pass instance, else an action command */
     int parent;               /* a command's render pass instance (index in T.zones), or -1 */
+    int call, batch;
     int cmd_begin, cmd_end;   /* the command buffers (index in the batch) it begins and ends in */
-    enum vkt_untimed untimed; /* why the layer cannot time it (its begin's, else its end's) */
+    /* why its begin / end has no timestamp in any execution (with the
+     * executions' overlaps: why the layer cannot time it, its begin's
+     * reason, else its end's) */
+    enum vkt_untimed begin_untimed, end_untimed;
     char name[VKT_NAME_MAX];
     int nlabels;
     int labels[MAX_LABELS_IN_PASS]; /* labels begun inside a render pass instance */
+};
+
+/* The last execution of one recording of a SIMULTANEOUS_USE primary. */
+struct t_sim {
+    unsigned recording;
+    int exec[3]; /* call, batch, index in the batch */
+};
+
+/* Two executions of one SIMULTANEOUS_USE recording, the later submitted
+ * in another call while the program had not seen the earlier complete. */
+struct t_either {
+    int first[3], second[3];
 };
 
 struct t_message {
@@ -106,6 +141,10 @@ static struct {
     struct t_label *labels;
     int nzones, cap_zones;
     struct t_zone *zones;
+    int nsims, cap_sims;
+    struct t_sim *sims;
+    int neither, cap_either;
+    struct t_either *either;
     int nmessages, messages_total;
     struct t_message messages[MAX_MESSAGES];
     int errors; /* mistakes of the program itself (bad label nesting) */
@@ -179,6 +218,8 @@ const char *vkt_untimed_name(enum vkt_untimed why)
         return "suspended";
     case VKT_UNTIMED_PROTECTED:
         return "protected";
+    case VKT_UNTIMED_OVERLAP:
+        return "overlap";
     }
     return "?";
 }
@@ -248,8 +289,8 @@ static int label_push(int queue, const char *name, int call, bool queue_label,
     tl->begin_call = call;
     tl->end_call = -1;
     tl->queue_label = queue_label;
-    tl->absent = untimed != VKT_TIMED;
-    tl->untimed = untimed;
+    tl->begin_untimed = untimed;
+    tl->end_untimed = VKT_TIMED;
     memcpy(tl->begin_exec, exec, sizeof tl->begin_exec);
     memcpy(tl->end_exec, NO_EXEC, sizeof tl->end_exec);
     tq->stack[tq->depth++] = l;
@@ -267,10 +308,7 @@ static void label_pop(int queue, int call, const int exec[3], enum vkt_untimed u
     }
     struct t_label *tl = &T.labels[tq->stack[--tq->depth]];
     tl->end_call = call;
-    if (!tl->absent && untimed != VKT_TIMED) {
-        tl->absent = true;
-        tl->untimed = untimed;
-    }
+    tl->end_untimed = untimed;
     memcpy(tl->end_exec, exec, sizeof tl->end_exec);
 }
 
@@ -283,30 +321,34 @@ static void resolve_pending_begins(int queue, int call)
 }
 
 /* Called with the lock held. */
-static int zone_new(bool pass, int parent, int cmd, enum vkt_untimed untimed, const char *name)
+static int zone_new(bool pass, int parent, const int exec[3], enum vkt_untimed untimed,
+                    const char *name)
 {
     T.zones = grow(T.zones, &T.cap_zones, T.nzones + 1, sizeof *T.zones);
     struct t_zone *z = &T.zones[T.nzones];
     memset(z, 0, sizeof *z);
     z->pass = pass;
     z->parent = parent;
-    z->cmd_begin = cmd;
-    z->cmd_end = pass ? -1 : cmd;
-    z->untimed = untimed;
+    z->call = exec[0];
+    z->batch = exec[1];
+    z->cmd_begin = exec[2];
+    z->cmd_end = pass ? -1 : exec[2];
+    z->begin_untimed = untimed;
+    z->end_untimed = pass ? VKT_TIMED : untimed;
     snprintf(z->name, sizeof z->name, "%s", name);
     return T.nzones++;
 }
 
-/* One render pass or command operation of command buffer `cmd` of the
- * batch; *open: the render pass instance in progress (-1: none). Called
+/* One render pass or command operation of the command buffer execution
+ * exec; *open: the render pass instance in progress (-1: none). Called
  * with the lock held. */
-static void replay_zone_op(const struct vkt_zone_op *op, int cmd, int *open)
+static void replay_zone_op(const struct vkt_zone_op *op, const int exec[3], int *open)
 {
     switch (op->kind) {
     case VKT_ZOP_BEGIN:
         if (*open >= 0)
             T.errors++;
-        *open = zone_new(true, -1, cmd, op->untimed, op->name);
+        *open = zone_new(true, -1, exec, op->untimed, op->name);
         return;
     case VKT_ZOP_SUSPEND:
     case VKT_ZOP_RESUME:
@@ -318,13 +360,12 @@ static void replay_zone_op(const struct vkt_zone_op *op, int cmd, int *open)
             T.errors++;
             return;
         }
-        T.zones[*open].cmd_end = cmd;
-        if (T.zones[*open].untimed == VKT_TIMED)
-            T.zones[*open].untimed = op->untimed;
+        T.zones[*open].cmd_end = exec[2];
+        T.zones[*open].end_untimed = op->untimed;
         *open = -1;
         return;
     case VKT_ZOP_COMMAND:
-        zone_new(false, *open, cmd, op->untimed, op->name);
+        zone_new(false, *open, exec, op->untimed, op->name);
         return;
     }
 }
@@ -350,8 +391,43 @@ static void replay_cmd_ops(int queue, int call, int batch, int index, const stru
                 pz->labels[pz->nlabels++] = l;
         }
         if (z < c->nzops)
-            replay_zone_op(&c->zops[z], index, open);
+            replay_zone_op(&c->zops[z], exec, open);
     }
+}
+
+static struct t_batch *exec_batch(const int exec[3])
+{
+    return &T.calls[exec[0]].batches[exec[1]];
+}
+
+/* Execution exec of a recording of a SIMULTANEOUS_USE primary, against
+ * the one before it of that recording (on any queue): both lose their
+ * timestamps when the layer cannot know the earlier one has finished
+ * writing them. Called with the lock held. */
+static void follow_simultaneous(unsigned recording, const int exec[3])
+{
+    struct t_sim *last = NULL;
+    for (int i = 0; i < T.nsims && !last; i++)
+        if (T.sims[i].recording == recording)
+            last = &T.sims[i];
+    if (!last) {
+        T.sims = grow(T.sims, &T.cap_sims, T.nsims + 1, sizeof *T.sims);
+        last = &T.sims[T.nsims++];
+        last->recording = recording;
+    } else if (last->exec[0] == exec[0]) {
+        /* one call: the later one is submitted before the earlier can run */
+        exec_batch(last->exec)->overlap[last->exec[2]] = true;
+        exec_batch(exec)->overlap[exec[2]] = true;
+    } else if (T.calls[last->exec[0]].done_ns == 0) {
+        /* the program had not seen the earlier one complete: a race */
+        T.either = grow(T.either, &T.cap_either, T.neither + 1, sizeof *T.either);
+        struct t_either *e = &T.either[T.neither++];
+        memcpy(e->first, last->exec, sizeof e->first);
+        memcpy(e->second, exec, sizeof e->second);
+        exec_batch(last->exec)->either[last->exec[2]] = true;
+        exec_batch(exec)->either[exec[2]] = true;
+    }
+    memcpy(last->exec, exec, sizeof last->exec);
 }
 
 int truth_call_begin(int queue, const char *api, const char *wait, int nbatches,
@@ -380,6 +456,9 @@ int truth_call_begin(int queue, const char *api, const char *wait, int nbatches,
             const struct vkt_cmd *c = b[i].cmds[j];
             vkt_cmd_zone_name(c, j, tb->names[j]);
             tb->untimed[j] = c->zone_untimed;
+            tb->overlap[j] = tb->either[j] = false;
+            if (c->simultaneous && !c->secondary)
+                follow_simultaneous(c->recording, (const int[3]){ call, i, j });
             /* protected command buffers run only in protected batches,
              * which the layer may not add its own command buffers to */
             if (c->protected_pool)
@@ -451,6 +530,56 @@ int truth_error_count(void)
     return e;
 }
 
+/* ---- what the overlaps take away --------------------------------------------- */
+
+/* Why the execution lost its timestamps (overlap), if it did. */
+static enum vkt_untimed exec_untimed(const int exec[3])
+{
+    if (exec[0] < 0)
+        return VKT_TIMED; /* a queue label operation */
+    return exec_batch(exec)->overlap[exec[2]] ? VKT_UNTIMED_OVERLAP : VKT_TIMED;
+}
+
+/* Why an operation has no timestamp: its own reason (in any execution),
+ * else its execution's. */
+static enum vkt_untimed op_untimed(enum vkt_untimed own, const int exec[3])
+{
+    return own != VKT_TIMED ? own : exec_untimed(exec);
+}
+
+/* Why a label has no zone: its begin's reason, else its end's. */
+static enum vkt_untimed label_untimed(const struct t_label *l)
+{
+    enum vkt_untimed why = op_untimed(l->begin_untimed, l->begin_exec);
+    return why != VKT_TIMED ? why : op_untimed(l->end_untimed, l->end_exec);
+}
+
+static enum vkt_untimed zone_untimed(const struct t_zone *z)
+{
+    enum vkt_untimed why = op_untimed(z->begin_untimed, (const int[3]){ z->call, z->batch, z->cmd_begin });
+    if (why == VKT_TIMED && z->cmd_end >= 0)
+        why = op_untimed(z->end_untimed, (const int[3]){ z->call, z->batch, z->cmd_end });
+    return why;
+}
+
+/* A command buffer zone has no begin or end of its own (a suspension), or
+ * its execution lost its timestamps. */
+static enum vkt_untimed cmdbuf_untimed(const struct t_batch *tb, int j)
+{
+    if (tb->untimed[j] != VKT_TIMED)
+        return tb->untimed[j];
+    return tb->overlap[j] ? VKT_UNTIMED_OVERLAP : VKT_TIMED;
+}
+
+/* The submit zone begins with its first command buffer and ends with its
+ * last: without their timestamps it has neither. */
+static enum vkt_untimed submit_untimed(const struct t_batch *tb)
+{
+    if (tb->ncmds && (tb->overlap[0] || tb->overlap[tb->ncmds - 1]))
+        return VKT_UNTIMED_OVERLAP;
+    return VKT_TIMED;
+}
+
 /* ---- JSON output ---------------------------------------------------------- */
 
 static void put_string(FILE *f, const char *s)
@@ -497,7 +626,11 @@ static void write_zone(FILE *f, int first, int i, bool comma)
     put_string(f, z->name);
     fprintf(f, ", \"parent\": %d, \"cmdbufs\": [%d, %d], \"untimed\": ",
             z->parent >= 0 ? z->parent - first : -1, z->cmd_begin, z->cmd_end);
-    put_untimed(f, z->untimed);
+    put_untimed(f, zone_untimed(z));
+    fprintf(f, ", \"begin_untimed\": ");
+    put_untimed(f, z->begin_untimed);
+    fprintf(f, ", \"end_untimed\": ");
+    put_untimed(f, z->end_untimed);
     fprintf(f, ", \"labels\": [");
     for (int l = 0; l < z->nlabels; l++)
         fprintf(f, "%s%d", l ? ", " : "", z->labels[l]);
@@ -527,9 +660,15 @@ static void write_call(FILE *f, int i)
         for (int j = 0; j < tb->ncmds; j++) {
             if (j)
                 fprintf(f, ", ");
-            put_untimed(f, tb->untimed[j]);
+            put_untimed(f, cmdbuf_untimed(tb, j));
         }
-        fprintf(f, "], \"batch_untimed\": ");
+        fprintf(f, "], \"executions\": [");
+        for (int j = 0; j < tb->ncmds; j++)
+            fprintf(f, "%s%s", j ? ", " : "",
+                    tb->overlap[j] ? "\"overlap\"" : tb->either[j] ? "\"either\"" : "null");
+        fprintf(f, "], \"submit_untimed\": ");
+        put_untimed(f, submit_untimed(tb));
+        fprintf(f, ", \"batch_untimed\": ");
         put_untimed(f, tb->batch_untimed);
         fprintf(f, ",\n    \"zones\": [");
         for (int z = 0; z < tb->zone_count; z++)
@@ -556,8 +695,13 @@ static void write_labels(FILE *f)
         put_string(f, l->name);
         fprintf(f, ", \"parent\": %d, \"depth\": %d, \"begin_call\": %d, \"end_call\": %d, \"kind\": \"%s\",\n",
                 l->parent, l->depth, l->begin_call, l->end_call, l->queue_label ? "queue" : "cmd");
-        fprintf(f, "   \"absent\": %s, \"untimed\": ", l->absent ? "true" : "false");
-        put_untimed(f, l->untimed);
+        enum vkt_untimed why = label_untimed(l);
+        fprintf(f, "   \"absent\": %s, \"untimed\": ", why != VKT_TIMED ? "true" : "false");
+        put_untimed(f, why);
+        fprintf(f, ", \"begin_untimed\": ");
+        put_untimed(f, l->begin_untimed);
+        fprintf(f, ", \"end_untimed\": ");
+        put_untimed(f, l->end_untimed);
         fprintf(f, ", \"begin_exec\": ");
         put_exec(f, l->begin_exec);
         fprintf(f, ", \"end_exec\": ");
@@ -565,6 +709,20 @@ static void write_labels(FILE *f)
         fprintf(f, "}%s\n", i + 1 < T.nlabels ? "," : "");
     }
     fprintf(f, " ],\n");
+}
+
+/* The pairs of executions that are both timed or both not. */
+static void write_either(FILE *f)
+{
+    fprintf(f, " \"either\": [");
+    for (int i = 0; i < T.neither; i++) {
+        fprintf(f, "%s[", i ? ", " : "");
+        put_exec(f, T.either[i].first);
+        fprintf(f, ", ");
+        put_exec(f, T.either[i].second);
+        fprintf(f, "]");
+    }
+    fprintf(f, "],\n");
 }
 
 static void write_messages(FILE *f)
@@ -600,6 +758,7 @@ bool truth_write(const char *path)
         write_call(f, i);
     fprintf(f, " ],\n");
     write_labels(f);
+    write_either(f);
     write_messages(f);
     fprintf(f, " \"notes\": {");
     for (int i = 0; i < T.nnotes; i++)

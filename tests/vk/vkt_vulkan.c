@@ -639,6 +639,13 @@ VkCommandPool vkt_pool_create(struct vkt_device *d, VkCommandPoolCreateFlags fla
 
 /* ---- command buffers ----------------------------------------------------- */
 
+/* A new number for each recording (threads record at once). */
+static unsigned next_recording(void)
+{
+    static unsigned serial;
+    return __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
+}
+
 static void cmd_alloc(struct vkt_device *d, VkCommandPool pool, const char *name,
                       VkCommandBufferLevel level, struct vkt_cmd *c)
 {
@@ -709,6 +716,7 @@ void vkt_cmd_begin(struct vkt_cmd *c, VkCommandBufferUsageFlags flags)
     c->nops = 0; /* begin implicitly resets: the old labels are gone */
     c->nzops = 0;
     c->simultaneous = (flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0;
+    c->recording = next_recording();
     c->suspended = false;
     c->zone_untimed = VKT_TIMED;
     VKT_CHECK(vkBeginCommandBuffer(c->cb, &bi));
@@ -730,6 +738,7 @@ void vkt_cmd_begin_secondary(struct vkt_cmd *c, VkCommandBufferUsageFlags flags,
     c->nops = 0;
     c->nzops = 0;
     c->simultaneous = (flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0;
+    c->recording = next_recording();
     c->suspended = false;
     c->zone_untimed = VKT_TIMED;
     VKT_CHECK(vkBeginCommandBuffer(c->cb, &bi));
@@ -759,15 +768,17 @@ void vkt_cmd_forget_ops(struct vkt_cmd *c)
 
 /* Where the layer may write no timestamp, it leaves a zone untimed (and
  * counts it): in a protected command buffer (no queries there), in a
- * SIMULTANEOUS_USE one (two executions may run at once and would write the
- * same timestamps), and between a suspended render pass instance and its
- * resumption. */
+ * SIMULTANEOUS_USE secondary (one primary may execute it twice, and two
+ * executions would write the same timestamps), and between a suspended
+ * render pass instance and its resumption. A SIMULTANEOUS_USE primary has
+ * timestamps of its own; whether an execution keeps them depends on the
+ * executions around it, which the truth follows (truth_call_begin). */
 static enum vkt_untimed untimed_here(const struct vkt_cmd *c)
 {
-    return c->protected_pool  ? VKT_UNTIMED_PROTECTED
-           : c->simultaneous  ? VKT_UNTIMED_SIMULTANEOUS
-           : c->suspended     ? VKT_UNTIMED_SUSPENDED
-                              : VKT_TIMED;
+    return c->protected_pool                  ? VKT_UNTIMED_PROTECTED
+           : c->simultaneous && c->secondary  ? VKT_UNTIMED_SIMULTANEOUS
+           : c->suspended                     ? VKT_UNTIMED_SUSPENDED
+                                              : VKT_TIMED;
 }
 
 static void record_op(struct vkt_cmd *c, bool begin, const char *name)
