@@ -329,8 +329,8 @@ static bool read_calibrated(void *user, gz_calib_pair *out)
     uint64_t ts[2], deviation = 0, translation = 0;
     /* RAW is translated to MONOTONIC with their difference read just
      * before: fresh at every sample, and its own uncertainty widens the
-     * pair's (a preemption between those reads once made a "tight" pair
-     * 170 us wrong, and the fit followed it). */
+     * pair's (a preemption between those reads can make a pair that looks
+     * tight hundreds of microseconds wrong, and the fit would follow it). */
     int64_t mono_minus_raw = 0;
     if (rd->host_domain == VK_TIME_DOMAIN_CLOCK_MONOTONIC_RAW_EXT)
         mono_minus_raw = gz_host_mono_minus_raw(&translation);
