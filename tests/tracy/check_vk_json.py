@@ -13,7 +13,11 @@ for tracy-capture at exit), gpuzones in auto mode feeds that client, and
 times must agree within the pin's stated uncertainty plus 2 us (Tracy's
 clock is not the host's: the shift is the median over all zones).
 
-Usage: check_vk_json.py TRACY_DIR GPUZONES_TOOL SAMPLE [--inproc]
+With --level LEVEL the sample runs at that GPUZONES_LEVEL (the render pass
+and command zones of `passes` and `commands` must reach Tracy as they reach
+the trace); words after -- are the sample's arguments.
+
+Usage: check_vk_json.py TRACY_DIR GPUZONES_TOOL SAMPLE [--inproc] [--level LEVEL] [-- ARGS...]
 """
 import collections
 import decimal
@@ -31,7 +35,12 @@ def ns(us):
 
 def main():
     tracy_dir, tool, sample = sys.argv[1:4]
-    inproc = "--inproc" in sys.argv[4:]
+    opts, sample_args = sys.argv[4:], []
+    if "--" in opts:
+        sample_args = opts[opts.index("--") + 1:]
+        opts = opts[:opts.index("--")]
+    inproc = "--inproc" in opts
+    level = opts[opts.index("--level") + 1] if "--level" in opts else None
     capture, csvexport, client = tools(tracy_dir, client=inproc)
     with tempfile.TemporaryDirectory() as tmp:
         trace, out = os.path.join(tmp, "x.tracy"), os.path.join(tmp, "x.json")
@@ -44,9 +53,11 @@ def main():
             # Preloaded into the sample only (`env` after the wrapper's own
             # LD_PRELOAD), not into the wrapper's shell.
             env.update(TRACY_PORT=str(port), TRACY_NO_EXIT="1")
-            cmd = [tool, "run", "--", "env", "LD_PRELOAD=" + client, sample]
+            cmd = [tool, "run", "--", "env", "LD_PRELOAD=" + client, sample] + sample_args
         else:
-            cmd = [tool, "run", "--tracy", "--", sample]
+            cmd = [tool, "run", "--tracy", "--", sample] + sample_args
+        if level:
+            env["GPUZONES_LEVEL"] = level
         r, _ = record(capture, port, trace, cmd, env, timeout=120)
         said = ("pinned to Tracy's clock within" if inproc else "gpuzones: Tracy: the profiler took")
         if said not in r.stderr:
@@ -63,6 +74,12 @@ def main():
         tcpu = [(x["name"], int(x["ns_since_start"]), int(x["exec_time_ns"])) for x in csv_rows(csvexport, "-u", trace)]
         if not jgpu:
             fail("no GPU zones in the JSON")
+        if level in ("passes", "commands"):
+            kinds = {e.get("args", {}).get("level") for e in events if e.get("ph") == "X"}
+            want = {"pass", "command"} if level == "commands" else {"pass"}
+            if not want <= kinds:
+                fail("GPUZONES_LEVEL=%s: zones of levels %s in the JSON, none of %s"
+                     % (level, sorted(k for k in kinds if k), sorted(want - kinds)))
         # Both ways within the pin's uncertainty (0 for listen mode) + 2 us. Listen mode matched to the ns in most
         # runs, but under load one run in four had no zone in the capture with
         # the JSON's first zone's exact duration (not understood yet).
