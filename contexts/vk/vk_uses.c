@@ -80,10 +80,12 @@ static bool settle(gz_vk_device *dev, gz_vk_use *prev, const gz_vk_queue *q, uin
     uint32_t state = __atomic_load_n(&prev->state, __ATOMIC_ACQUIRE);
     bool done = use_complete(dev, prev, q, call);
     /* Where the driver's host read waits for the whole device (lavapipe),
-     * a use that may still run is not read here: the program's thread
-     * would wait in its vkQueueSubmit for work that may itself wait for
-     * the program (a semaphore it signals after this call). */
-    bool may_read = done || prev->copied || !dev->info.driver_reads_block;
+     * a SIMULTANEOUS_USE execution that may still run is not read here: the
+     * program's thread would wait in its vkQueueSubmit for work that may
+     * itself wait for the program (a semaphore it signals after this
+     * call). Any other recording has completed, as Vulkan requires. */
+    bool may_read = done || prev->copied || !dev->info.driver_reads_block ||
+                    lost_why != GZ_VK_UNTIMED_OVERLAP;
     if ((done || prev->clean) && may_read && state == USE_PENDING) {
         gz_vk_recording *rec = prev->rec;
         if (!prev->snap)
