@@ -207,8 +207,15 @@ def check_pass_track(ck, t, truth, level, ptid, frames, labels, slack):
             label_zone = lz[r["label"]] if lz is not None and r["label"] >= 0 else None
             r = dict(r, next_ns=next_stamp(want, i))
             check_region(ck, t, level, where, r, z, cmdbuf, label_zone, slack, lz)
+            # A command's zone ends at the layer's timestamp in front of
+            # the next command; where that is a dispatch, lavapipe runs it
+            # before that timestamp gets its value, so the zone may hold
+            # the dispatch's work too (the sample's window never does).
+            nxt = want[i + 1] if i + 1 < len(want) else None
+            folded = (nxt["end_ns"] - nxt["begin_ns"]
+                      if r["level"] == "command" and nxt and nxt["name"].startswith("dispatch") else 0)
             durations.setdefault((i, r["name"]), []).append((z["_dur"], r["end_ns"] - r["begin_ns"],
-                                                             f.get("stamp_gap_ns", 0)))
+                                                             f.get("stamp_gap_ns", 0) * 2 + folded))
     # Each end of a zone lies one timestamp of the layer's or the sample's
     # away from the sample's: what a timestamp costs in that frame is the
     # sample's pair written back to back. A frame where the driver's thread
@@ -217,13 +224,14 @@ def check_pass_track(ck, t, truth, level, ptid, frames, labels, slack):
     # in every one).
     for (i, name), runs in sorted(durations.items()):
         def off(run):
-            ours, theirs, gap = run
-            return abs(ours - theirs) - max(DURATION_TOLERANCE * theirs, DURATION_TOLERANCE_NS) - 2 * gap
-        ours, theirs, gap = min(runs, key=off)
-        ck.expect(off((ours, theirs, gap)) <= 0,
+            ours, theirs, more = run
+            return abs(ours - theirs) - max(DURATION_TOLERANCE * theirs, DURATION_TOLERANCE_NS) - more
+        ours, theirs, more = min(runs, key=off)
+        ck.expect(off((ours, theirs, more)) <= 0,
                   "region %d %r: in no frame as long as the sample's own timestamps say; closest: %s "
-                  "against %s (a timestamp costs %s)" % (i, name, run_case.us(ours), run_case.us(theirs),
-                                                         run_case.us(gap)))
+                  "against %s (allowed beyond the tolerance: %s, two timestamps and a dispatch lavapipe "
+                  "may run before the next one)" % (i, name, run_case.us(ours), run_case.us(theirs),
+                                                    run_case.us(more)))
     ck.count("regions whose zones last as long as the sample's own timestamps say", len(durations))
     stray = [z for z in tops if id(z) not in used]
     ck.expect(not stray, "render pass or command zones in no frame's command buffer zone: %s"
