@@ -249,8 +249,11 @@ void gz_vk_device_destroy(gz_vk_device *dev)
         /* The app's work has completed, but a driver may still be
          * finishing the signal of our timeline semaphore that came with it
          * (lavapipe's queue thread signals the app's fence first): our
-         * objects go only once the queue is idle. */
-        if (dev->queues[i]->ring_ready && !gz_vk_device_lost(dev))
+         * objects go only once the queue is idle. Also after a loss: a
+         * wait returns at once on a lost device (the spec's promise), and a
+         * loss a layer below reported may have left the driver's queue
+         * still at work on what went before. */
+        if (dev->queues[i]->ring_ready)
             dev->info.fns.QueueWaitIdle(dev->queues[i]->handle);
         gz_vk_queue_collect(dev->queues[i], true);
     }

@@ -298,9 +298,13 @@ static void read_timeline(gz_vk_queue *q)
 {
     gz_vk_device *dev = q->dev;
     uint64_t v;
-    if (!q->timeline || gz_vk_device_lost(dev))
+    /* Made at the queue's first submission, under its lock. */
+    pthread_mutex_lock(&q->lock);
+    VkSemaphore timeline = q->ring_ready ? q->timeline : VK_NULL_HANDLE;
+    pthread_mutex_unlock(&q->lock);
+    if (!timeline || gz_vk_device_lost(dev))
         return;
-    VkResult r = dev->info.fns.GetSemaphoreCounterValue(dev->info.device, q->timeline, &v);
+    VkResult r = dev->info.fns.GetSemaphoreCounterValue(dev->info.device, timeline, &v);
     if (r == VK_SUCCESS) {
         q->timeline_seen = v;
     } else if (r == VK_ERROR_DEVICE_LOST) {

@@ -163,7 +163,9 @@ def main():
         gz_lines = [l for l in p.stderr.splitlines() if l.startswith("gpuzones:")]
         print("gpuzones said:\n  " + "\n  ".join(gz_lines))
         if p.returncode != base.returncode:
-            failures.append("exit status %d with the layer, %d without" % (p.returncode, base.returncode))
+            # what ended it (a sanitizer's report among them)
+            failures.append("exit status %d with the layer, %d without; its stderr ends:\n%s"
+                            % (p.returncode, base.returncode, p.stderr[-6000:]))
         if program_lines(p.stdout) != program_lines(base.stdout):
             failures.append("the program printed something else with the layer")
         if base.returncode != 0:
