@@ -25,8 +25,30 @@ static inline void gz_pb_init(gz_pb *pb, uint8_t *buf, size_t cap)
 size_t gz_pb_varint_size(uint64_t v);
 
 /* Fields: wire type 0 (varint: uint, int64 as two's complement, bool,
- * enum), 1 (fixed64, double) and 2 (length-delimited). */
-void gz_pb_varint(gz_pb *pb, uint32_t field, uint64_t v);
+ * enum), 1 (fixed64, double) and 2 (length-delimited). A varint field is
+ * written here where the buffer has room for the longest one (the common
+ * case: a trace writes a few dozen a zone), else by gz_pb_varint_checked. */
+void gz_pb_varint_checked(gz_pb *pb, uint32_t field, uint64_t v);
+static inline void gz_pb_varint(gz_pb *pb, uint32_t field, uint64_t v)
+{
+    if (pb->full || pb->cap - pb->len < 15) {
+        gz_pb_varint_checked(pb, field, v);
+        return;
+    }
+    uint8_t *o = pb->buf + pb->len;
+    uint32_t tag = field << 3; /* wire type 0 */
+    while (tag >= 0x80) {
+        *o++ = (uint8_t)(tag | 0x80);
+        tag >>= 7;
+    }
+    *o++ = (uint8_t)tag;
+    while (v >= 0x80) {
+        *o++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *o++ = (uint8_t)v;
+    pb->len = (size_t)(o - pb->buf);
+}
 void gz_pb_fixed64(gz_pb *pb, uint32_t field, uint64_t v);
 void gz_pb_double(gz_pb *pb, uint32_t field, double v);
 void gz_pb_bytes(gz_pb *pb, uint32_t field, const void *data, size_t len);

@@ -27,7 +27,9 @@ static bool room(gz_pb *pb, size_t n)
 
 static void put_varint(gz_pb *pb, uint64_t v)
 {
-    if (!room(pb, gz_pb_varint_size(v)))
+    /* Room for the longest varint (10 bytes) is the common case: no need
+     * to size this one first. */
+    if ((pb->full || pb->cap - pb->len < 10) && !room(pb, gz_pb_varint_size(v)))
         return;
     while (v >= 0x80) {
         pb->buf[pb->len++] = (uint8_t)(v | 0x80);
@@ -49,7 +51,7 @@ static void put_raw(gz_pb *pb, const void *data, size_t len)
     }
 }
 
-void gz_pb_varint(gz_pb *pb, uint32_t field, uint64_t v)
+void gz_pb_varint_checked(gz_pb *pb, uint32_t field, uint64_t v)
 {
     put_tag(pb, field, WIRE_VARINT);
     put_varint(pb, v);

@@ -14,15 +14,32 @@ typedef struct entry {
     uint8_t kind;
 } entry;
 
+/* The ids last found, by where the caller's string lies: the same few
+ * names and categories come with event after event, mostly from the same
+ * memory. A hit is checked against the table's bytes, so memory that now
+ * holds another string only misses. */
+#define RECENT 64u
+typedef struct recent {
+    const char *s;
+    uint32_t len, id;
+} recent;
+
 struct gz_pf_strings {
     char *bytes;
     uint32_t nbytes, bytes_cap;
     entry *entries; /* id - 1 → entry */
     uint32_t n;
     uint32_t *slots; /* open addressing: id, 0 = empty; 2 * MAX_STRINGS of them */
+    recent recent[RECENT];
 };
 
 #define SLOTS (2 * MAX_STRINGS)
+
+static recent *recent_of(gz_pf_strings *st, const char *s, gz_pf_kind kind)
+{
+    uintptr_t k = (uintptr_t)s >> 3 ^ (uintptr_t)kind * 0x9e3779b9u;
+    return &st->recent[(k ^ k >> 7) & (RECENT - 1)];
+}
 
 static uint64_t hash_of(gz_pf_kind kind, const char *s, size_t len)
 {
@@ -63,6 +80,7 @@ static void start_afresh(gz_pf_strings *st)
     st->n = 0;
     st->nbytes = 0;
     memset(st->slots, 0, SLOTS * sizeof *st->slots);
+    memset(st->recent, 0, sizeof st->recent);
 }
 
 /* Room for len more bytes, the arena doubling up to MAX_BYTES. */
@@ -85,8 +103,7 @@ static bool bytes_room(gz_pf_strings *st, size_t len)
     return true;
 }
 
-uint32_t gz_pf_strings_id(gz_pf_strings *st, gz_pf_kind kind, const char *s, size_t len,
-                          bool *reset)
+static uint32_t lookup(gz_pf_strings *st, gz_pf_kind kind, const char *s, size_t len, bool *reset)
 {
     uint64_t h = hash_of(kind, s, len);
     uint32_t slot = (uint32_t)h & (SLOTS - 1);
@@ -112,6 +129,21 @@ uint32_t gz_pf_strings_id(gz_pf_strings *st, gz_pf_kind kind, const char *s, siz
     st->nbytes += (uint32_t)len;
     st->slots[slot] = ++st->n;
     return st->n;
+}
+
+uint32_t gz_pf_strings_id(gz_pf_strings *st, gz_pf_kind kind, const char *s, size_t len,
+                          bool *reset)
+{
+    recent *r = recent_of(st, s, kind);
+    if (r->s == s && r->len == len && r->id && r->id <= st->n) {
+        const entry *e = &st->entries[r->id - 1];
+        if (e->kind == kind && e->len == len && !memcmp(st->bytes + e->off, s, len))
+            return r->id;
+    }
+    uint32_t id = lookup(st, kind, s, len, reset);
+    if (id)
+        *r = (recent){.s = s, .len = (uint32_t)len, .id = id};
+    return id;
 }
 
 const char *gz_pf_strings_str(const gz_pf_strings *st, uint32_t id, size_t *len)
