@@ -1,9 +1,10 @@
-/* Host-visible buffers that timestamp results are copied into on the GPU
- * (vkCmdCopyQueryPoolResults), so that reading them back is a memory read.
- * vkGetQueryPoolResults is used only where copies are not allowed
- * (transfer-only queue families), from the worker and without any of our
- * locks held: some drivers (lavapipe) wait for the whole device to go idle
- * in it even without VK_QUERY_RESULT_WAIT_BIT. */
+/* Reading timestamps back. On the copy path (drivers whose host read waits
+ * for the whole device to go idle even without VK_QUERY_RESULT_WAIT_BIT,
+ * such as lavapipe, or GPUZONES_VK_READBACK=copy) results are copied on the
+ * GPU (vkCmdCopyQueryPoolResults) into host-visible buffers of ours, and
+ * reading them back is a memory read. Otherwise, and on transfer-only
+ * queue families where copies are not allowed, the worker reads them with
+ * vkGetQueryPoolResults, without WAIT and without any of our locks held. */
 #include <string.h>
 
 #include "gz_vk_internal.h"

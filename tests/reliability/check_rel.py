@@ -40,8 +40,8 @@ SCENARIOS = {
     "exit-threads": (["exit-threads"], None),
     "free-pending": (["free-pending", "40"], None),
     "bad-names": (["bad-names"], None),
-    # The layer's timestamp entries under load: batches larger than
-    # a page, a ring full of finished work, a tiny event queue, a long loop.
+    # The layer under load: batches of thousands of command buffers, a
+    # queue log full of finished work, a tiny event queue, a long loop.
     "batch-3000": (["batches", "3000"], None),
     "batches-600-700": (["batches", "600", "700"], None),
     # Each batch has more zones and label events than a queue half holds.
