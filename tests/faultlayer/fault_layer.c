@@ -65,8 +65,9 @@
  *                                longest tick period of the domains)
  *   Results copied with vkCmdCopyQueryPoolResults (gpuzones reads back that
  *   way) are rewritten too whenever a clock fault or GZFAULT_LOG is set: the
- *   copy becomes an event of ours, and a thread of ours does the copy on the
- *   host with the fake values (see "results copied by the GPU").
+ *   copy goes to a staging buffer of ours and sets an event, and a thread
+ *   of ours writes the fake values where it was to go (see "results copied
+ *   by the GPU").
  *   GZFAULT_LOG=path             one line per value rewritten:
  *                                "<ticks as written> <real ns>" (appended);
  *                                then t0 and S are also printed on stderr
@@ -75,10 +76,8 @@
  * With t = real ns - t0 and g(t) = t * (1 + R) + wobble(t) + step(t), the
  * counter reads (S + round(g(t) / P)) mod 2^N. It replaces every device
  * timestamp the layer above can see: the results of timestamp query pools
- * (vkGetQueryPoolResults) and the DEVICE domain of calibrated timestamps.
- * vkCmdCopyQueryPoolResults is passed through unchanged (the values land in
- * GPU memory, out of our reach without running a shader): gpuzones does not
- * use it, so a test that does would see the real clock there.
+ * (vkGetQueryPoolResults, and vkCmdCopyQueryPoolResults into host-visible
+ * memory) and the DEVICE domain of calibrated timestamps.
  *
  * Queue families and queues lavapipe does not have (fake_queues.c):
  *
@@ -162,6 +161,12 @@ typedef struct device_data {
     PFN_vkCmdCopyQueryPoolResults CmdCopyQueryPoolResults;
     PFN_vkBindBufferMemory BindBufferMemory;
     PFN_vkDestroyBuffer DestroyBuffer;
+    PFN_vkCreateBuffer CreateBuffer;
+    PFN_vkGetBufferMemoryRequirements GetBufferMemoryRequirements;
+    PFN_vkAllocateMemory AllocateMemory;
+    PFN_vkFreeMemory FreeMemory;
+    PFN_vkCmdPipelineBarrier CmdPipelineBarrier;
+    VkPhysicalDeviceMemoryProperties memory; /* for the copies' staging buffers */
     PFN_vkBeginCommandBuffer BeginCommandBuffer;
     PFN_vkFreeCommandBuffers FreeCommandBuffers;
     PFN_vkMapMemory MapMemory;
@@ -311,6 +316,8 @@ __attribute__((constructor)) static void fake_init(void)
     const char *log = getenv("GZFAULT_LOG");
     if (log && *log) {
         fake.log = fopen(log, "a");
+        if (fake.log)
+            setvbuf(fake.log, NULL, _IOFBF, 1 << 20);
         /* What a test needs to recompute every value from its real time. */
         fprintf(stderr, "gzfault: t0 %" PRIu64 " start %" PRIu64 " bits %u period %.9g\n",
                 fake.t0, fake.start, fake.bits, (double)fake.period);
@@ -357,14 +364,31 @@ static uint64_t fake_ticks(uint64_t real_ns)
 
 /* One line per value; flushed per call, so that the log is whole at every
  * moment the app is not inside one of our calls. */
+/* Whether the copy thread runs, flushing the log (under log_lock). */
+static bool log_flusher;
+
+/* Called where the values are read, often by a thread about to report
+ * completion: a write to the file there would delay that report, and the
+ * host time the layer above reads after it. With the copy thread running
+ * the writes are left to it. */
 static void log_values(const uint64_t *written, const uint64_t *real, uint32_t n)
 {
     pthread_mutex_lock(&log_lock);
     if (fake.log) {
         for (uint32_t i = 0; i < n; i++)
             fprintf(fake.log, "%" PRIu64 " %" PRIu64 "\n", written[i], real[i]);
-        fflush(fake.log);
+        if (!log_flusher)
+            fflush(fake.log);
     }
+    pthread_mutex_unlock(&log_lock);
+}
+
+static void log_flush(void)
+{
+    pthread_mutex_lock(&log_lock);
+    log_flusher = true;
+    if (fake.log)
+        fflush(fake.log);
     pthread_mutex_unlock(&log_lock);
 }
 
@@ -713,6 +737,11 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice phys,
                 NEXT(CmdCopyQueryPoolResults),
                 NEXT(BindBufferMemory),
                 NEXT(DestroyBuffer),
+                NEXT(CreateBuffer),
+                NEXT(GetBufferMemoryRequirements),
+                NEXT(AllocateMemory),
+                NEXT(FreeMemory),
+                NEXT(CmdPipelineBarrier),
                 NEXT(BeginCommandBuffer),
                 NEXT(FreeCommandBuffers),
                 NEXT(MapMemory),
@@ -739,6 +768,11 @@ static VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice phys,
                 NEXT(SetDebugUtilsObjectNameEXT),
 #undef NEXT
             };
+            PFN_vkGetPhysicalDeviceMemoryProperties memory_properties =
+                (PFN_vkGetPhysicalDeviceMemoryProperties)next_gipa(
+                    inst->handle, "vkGetPhysicalDeviceMemoryProperties");
+            if (memory_properties)
+                memory_properties(phys, &devices[i].memory);
             break;
         }
     }
@@ -885,11 +919,11 @@ static VKAPI_ATTR VkResult VKAPI_CALL GetQueryPoolResults(VkDevice device, VkQue
 
 /* gpuzones copies timestamps into its own mapped memory with
  * vkCmdCopyQueryPoolResults and reads them there. A GPU copy cannot be
- * rewritten on its way, so a timestamp copy is recorded as the setting of an
- * event of ours instead, and a thread watching those events does the copy on
- * the host, with fake values: after the event is set the timestamps are
- * written (the copy waited for them too), so it reads the real results,
- * then writes each value and then its availability into the destination's
+ * rewritten on its way, so a timestamp copy is recorded as the same copy
+ * into a staging buffer of ours, then the setting of an event of ours; a
+ * thread watching those events (and each call that can show the work
+ * complete, copies_land) reads the real results from the staging buffer and
+ * writes each fake value and then its availability into the destination's
  * mapping, as the copy would have. */
 
 typedef struct bound_buffer {
@@ -913,6 +947,18 @@ typedef struct copy_watch {
     VkBuffer dst;
     VkDeviceSize dst_offset, stride;
     VkQueryResultFlags flags;
+    /* The real results, copied there by the GPU: value and availability,
+     * 64 bits each, per query. */
+    VkBuffer stage;
+    VkDeviceMemory stage_memory;
+    const uint64_t *staged;
+    /* Whether the event may be set and not yet copied: from a submit of cb
+     * to the copy. Only those are looked at, so that a look costs what the
+     * copies in flight do, not what every recorded one would: the looks
+     * delay each wait that shows completion (copies_land), and the host
+     * time the layer above reads after it. A copy in a command buffer never
+     * submitted itself (a secondary) is always looked at. */
+    bool armed, submitted;
 } copy_watch;
 
 #define MAX_COPY_OBJECTS 4096
@@ -935,62 +981,143 @@ static char *destination(VkBuffer buffer, VkDeviceSize offset)
     return NULL;
 }
 
+/* The results as the GPU's copy would have written them, with fake values:
+ * read from the staging buffer that the GPU filled before it set the event,
+ * not with vkGetQueryPoolResults, which on lavapipe waits for the whole
+ * queue to drain (the work submitted since, too) and would make every wait
+ * that runs this (copies_land) return that much late. */
 static void copy_on_host(const copy_watch *w)
 {
-    uint64_t real[2 * 256], written[256], logged_real[256];
-    uint32_t done = 0;
-    while (done < w->count) {
-        uint32_t n = w->count - done < 256 ? w->count - done : 256;
-        VkResult r = w->d->GetQueryPoolResults(w->device, w->pool, w->first + done, n,
-                                               sizeof real, real, 2 * sizeof real[0],
-                                               VK_QUERY_RESULT_64_BIT |
-                                                   VK_QUERY_RESULT_WITH_AVAILABILITY_BIT |
-                                                   VK_QUERY_RESULT_WAIT_BIT);
-        char *dst = destination(w->dst, w->dst_offset + done * w->stride);
-        if (r != VK_SUCCESS || !dst)
-            return;
-        bool wide = w->flags & VK_QUERY_RESULT_64_BIT;
-        size_t elem = wide ? 8 : 4;
-        uint32_t logged = 0;
-        for (uint32_t i = 0; i < n; i++) {
-            char *at = dst + i * w->stride;
-            uint64_t v = fake_ticks(real[2 * i]);
+    uint64_t written[256], logged_real[256];
+    char *dst = destination(w->dst, w->dst_offset);
+    if (!dst || !w->staged)
+        return;
+    bool wide = w->flags & VK_QUERY_RESULT_64_BIT;
+    bool availability = w->flags & VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;
+    size_t elem = wide ? 8 : 4;
+    uint32_t logged = 0;
+    for (uint32_t i = 0; i < w->count; i++) {
+        char *at = dst + i * w->stride;
+        uint64_t real = w->staged[2 * i];
+        bool available = __atomic_load_n(&w->staged[2 * i + 1], __ATOMIC_ACQUIRE) != 0;
+        if (available) {
+            uint64_t v = fake_ticks(real);
             if (!wide)
                 v &= 0xffffffffull;
             put_value(at, v, wide);
             written[logged] = v;
-            logged_real[logged++] = real[2 * i];
-            if (w->flags & VK_QUERY_RESULT_WITH_AVAILABILITY_BIT) {
-                /* the value before the flag: a release store (results are
-                 * aligned to their size, as the spec requires) */
-                if (wide)
-                    __atomic_store_n((uint64_t *)(void *)(at + elem), 1, __ATOMIC_RELEASE);
-                else
-                    __atomic_store_n((uint32_t *)(void *)(at + elem), 1, __ATOMIC_RELEASE);
-            }
+            logged_real[logged++] = real;
         }
-        log_values(written, logged_real, logged);
-        done += n;
+        if (availability) {
+            /* the value before the flag: a release store (results are
+             * aligned to their size, as the spec requires) */
+            if (wide)
+                __atomic_store_n((uint64_t *)(void *)(at + elem), available, __ATOMIC_RELEASE);
+            else
+                __atomic_store_n((uint32_t *)(void *)(at + elem), available, __ATOMIC_RELEASE);
+        }
+        if (logged == 256) {
+            log_values(written, logged_real, logged);
+            logged = 0;
+        }
     }
+    log_values(written, logged_real, logged);
+}
+
+/* Under copy_lock: the watch's objects go (the device's own calls, none of
+ * them recorded as the app's). */
+static void watch_free(copy_watch *w)
+{
+    w->d->DestroyEvent(w->device, w->event, NULL);
+    if (w->stage)
+        w->d->DestroyBuffer(w->device, w->stage, NULL);
+    if (w->stage_memory)
+        w->d->FreeMemory(w->device, w->stage_memory, NULL);
+}
+
+/* A host-visible, coherent buffer for count queries' real results. */
+static bool stage_create(device_data *d, VkDevice device, uint32_t count, copy_watch *w)
+{
+    VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                               .size = (VkDeviceSize)count * 16,
+                               .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                               .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    if (d->CreateBuffer(device, &info, NULL, &w->stage) != VK_SUCCESS)
+        return false;
+    VkMemoryRequirements req;
+    d->GetBufferMemoryRequirements(device, w->stage, &req);
+    const VkMemoryPropertyFlags want =
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    for (uint32_t t = 0; t < d->memory.memoryTypeCount; t++) {
+        if (!(req.memoryTypeBits & (1u << t)) ||
+            (d->memory.memoryTypes[t].propertyFlags & want) != want)
+            continue;
+        VkMemoryAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                      .allocationSize = req.size,
+                                      .memoryTypeIndex = t};
+        void *map;
+        if (d->AllocateMemory(device, &alloc, NULL, &w->stage_memory) != VK_SUCCESS)
+            return false;
+        if (d->BindBufferMemory(device, w->stage, w->stage_memory, 0) != VK_SUCCESS ||
+            d->MapMemory(device, w->stage_memory, 0, VK_WHOLE_SIZE, 0, &map) != VK_SUCCESS)
+            return false;
+        memset(map, 0, (size_t)count * 16);
+        w->staged = map;
+        return true;
+    }
+    return false;
+}
+
+/* Under copy_lock. */
+static void copy_if_set(copy_watch *w)
+{
+    if ((w->submitted && !w->armed) || w->d->GetEventStatus(w->device, w->event) != VK_EVENT_SET)
+        return;
+    /* Reset first: once the results are visible the layer above may run the
+     * same commands again, setting the event anew. */
+    w->d->ResetEvent(w->device, w->event);
+    w->armed = false;
+    copy_on_host(w);
+}
+
+/* Before each submit: its command buffers' copies may run from now on. */
+static void arm_watches(uint32_t ncbs, const VkCommandBuffer *cbs)
+{
+    pthread_mutex_lock(&copy_lock);
+    for (uint32_t i = 0; nwatches && i < ncbs; i++)
+        for (uint32_t j = 0; j < nwatches; j++)
+            if (watches[j].cb == cbs[i])
+                watches[j].armed = watches[j].submitted = true;
+    pthread_mutex_unlock(&copy_lock);
+}
+
+static void arm_submits(uint32_t count, const VkSubmitInfo *submits)
+{
+    for (uint32_t i = 0; i < count; i++)
+        arm_watches(submits[i].commandBufferCount, submits[i].pCommandBuffers);
+}
+
+static void arm_submits2(uint32_t count, const VkSubmitInfo2 *submits)
+{
+    for (uint32_t i = 0; i < count; i++)
+        for (uint32_t j = 0; j < submits[i].commandBufferInfoCount; j++)
+            arm_watches(1, &submits[i].pCommandBufferInfos[j].commandBuffer);
 }
 
 static void *poller(void *arg)
 {
     (void)arg;
-    for (;;) {
+    /* From now on the log is written out here, every 500 naps. */
+    log_flush();
+    for (unsigned naps = 0;;) {
         pthread_mutex_lock(&copy_lock);
-        for (uint32_t i = 0; i < nwatches; i++) {
-            copy_watch *w = &watches[i];
-            if (w->d->GetEventStatus(w->device, w->event) != VK_EVENT_SET)
-                continue;
-            /* Reset first: once the results are visible the layer above may
-             * run the same commands again, setting the event anew. */
-            w->d->ResetEvent(w->device, w->event);
-            copy_on_host(w);
-        }
+        for (uint32_t i = 0; i < nwatches; i++)
+            copy_if_set(&watches[i]);
         pthread_mutex_unlock(&copy_lock);
         struct timespec nap = {0, 20000};
         nanosleep(&nap, NULL);
+        if (++naps % 500 == 0)
+            log_flush();
     }
     return NULL;
 }
@@ -1008,15 +1135,17 @@ static VKAPI_ATTR void VKAPI_CALL CmdCopyQueryPoolResults(VkCommandBuffer cb, Vk
     }
     VkDevice device = d->handle; /* found through the command buffer's dispatch key */
     VkEventCreateInfo info = {.sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
-    VkEvent event;
+    copy_watch w = {.cb = cb, .device = device, .d = d, .pool = pool, .first = first,
+                    .count = count, .dst = dst, .dst_offset = dst_offset, .stride = stride,
+                    .flags = flags};
     pthread_mutex_lock(&copy_lock);
-    if (nwatches == MAX_COPY_OBJECTS || d->CreateEvent(device, &info, NULL, &event) != VK_SUCCESS) {
+    if (nwatches == MAX_COPY_OBJECTS || d->CreateEvent(device, &info, NULL, &w.event) != VK_SUCCESS ||
+        !stage_create(d, device, count, &w)) {
         pthread_mutex_unlock(&copy_lock);
         fprintf(stderr, "gzfault: cannot watch another copy: test results would be wrong\n");
         abort();
     }
-    watches[nwatches++] = (copy_watch){cb, device, d, event, pool, first, count, dst, dst_offset, stride,
-                                       flags};
+    watches[nwatches++] = w;
     if (!poller_started) {
         /* The loader unloads layers at vkDestroyInstance; the thread's code
          * must stay. */
@@ -1027,7 +1156,17 @@ static VKAPI_ATTR void VKAPI_CALL CmdCopyQueryPoolResults(VkCommandBuffer cb, Vk
         poller_started = pthread_create(&t, NULL, poller, NULL) == 0;
     }
     pthread_mutex_unlock(&copy_lock);
-    d->CmdSetEvent(cb, event, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+    /* The real values, waited for as the app asked; the host reads them
+     * once the event is set. */
+    d->CmdCopyQueryPoolResults(cb, pool, first, count, w.stage, 0, 16,
+                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT |
+                                   (flags & VK_QUERY_RESULT_WAIT_BIT));
+    VkMemoryBarrier to_host = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                               .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                               .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+    d->CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+                          &to_host, 0, NULL, 0, NULL);
+    d->CmdSetEvent(cb, w.event, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
 }
 
 /* The copies whose events are set, done now. A GPU's copy has landed by
@@ -1037,13 +1176,8 @@ static VKAPI_ATTR void VKAPI_CALL CmdCopyQueryPoolResults(VkCommandBuffer cb, Vk
 static void copies_land(void)
 {
     pthread_mutex_lock(&copy_lock);
-    for (uint32_t i = 0; poller_started && i < nwatches; i++) {
-        copy_watch *w = &watches[i];
-        if (w->d->GetEventStatus(w->device, w->event) != VK_EVENT_SET)
-            continue;
-        w->d->ResetEvent(w->device, w->event);
-        copy_on_host(w);
-    }
+    for (uint32_t i = 0; poller_started && i < nwatches; i++)
+        copy_if_set(&watches[i]);
     pthread_mutex_unlock(&copy_lock);
 }
 
@@ -1121,7 +1255,7 @@ static void forget_watches(VkCommandBuffer cb)
         if (watches[i].cb == cb) {
             if (watches[i].d->GetEventStatus(watches[i].device, watches[i].event) == VK_EVENT_SET)
                 copy_on_host(&watches[i]);
-            watches[i].d->DestroyEvent(watches[i].device, watches[i].event, NULL);
+            watch_free(&watches[i]);
             watches[i--] = watches[--nwatches];
         }
     }
@@ -1164,7 +1298,7 @@ static VKAPI_ATTR void VKAPI_CALL DestroyBuffer(VkDevice device, VkBuffer buffer
             buffers[i--] = buffers[--nbuffers];
     for (uint32_t i = 0; i < nwatches; i++) {
         if (watches[i].dst == buffer) {
-            watches[i].d->DestroyEvent(watches[i].device, watches[i].event, NULL);
+            watch_free(&watches[i]);
             watches[i--] = watches[--nwatches];
         }
     }
@@ -1398,6 +1532,8 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit(VkQueue queue, uint32_t count,
     VkResult r = submit_fault();
     device_data *d = find_device(queue);
     if (r == VK_SUCCESS)
+        arm_submits(count, submits);
+    if (r == VK_SUCCESS)
         ON_REAL_QUEUE(d, queue, r = d->QueueSubmit(queue, count, submits, fence));
     return r;
 }
@@ -1408,6 +1544,8 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2(VkQueue queue, uint32_t count
     reenter(queue);
     VkResult r = submit_fault();
     device_data *d = find_device(queue);
+    if (r == VK_SUCCESS)
+        arm_submits2(count, submits);
     if (r == VK_SUCCESS)
         ON_REAL_QUEUE(d, queue, r = d->QueueSubmit2(queue, count, submits, fence));
     return r;
@@ -1496,8 +1634,10 @@ static VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2KHR(VkQueue queue, uint32_t co
                                                       const VkSubmitInfo2 *submits, VkFence fence)
 {
     VkResult r = submit_fault();
-    return r != VK_SUCCESS ? r
-                           : find_device(queue)->QueueSubmit2KHR(queue, count, submits, fence);
+    if (r != VK_SUCCESS)
+        return r;
+    arm_submits2(count, submits);
+    return find_device(queue)->QueueSubmit2KHR(queue, count, submits, fence);
 }
 
 static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, const char *name);
