@@ -66,6 +66,16 @@ def analyse(sc, trace, pairs, banner=None):
         sys.stdout = stdout
 
 
+def analyse_result(sc, trace, pairs, banner=None):
+    stdout = sys.stdout
+    sys.stdout = open(os.devnull, "w")
+    try:
+        return clockcheck.analyse_scenario("t", sc, trace, pairs, [], banner)[0]
+    finally:
+        sys.stdout.close()
+        sys.stdout = stdout
+
+
 def main():
     failures = []
 
@@ -176,6 +186,19 @@ def main():
     trace, pairs = make(stepped, n=200, step=10_000_000, error=one_off)
     row, f = analyse(sc, trace, pairs, banner)
     expect(any("worst error 2000.000 us" in x for x in f), "the same zone not in doubt fails")
+    res = analyse_result(sc, trace, pairs, banner)
+    expect(res["only_misplaced"], "a zone a whole step off, unmarked, is the failure a loaded "
+           "sweep runs again for")
+    trace, pairs = make(stepped, n=200, step=10_000_000,
+                        error=lambda t: 60_000 if t == T0 + 101 * 10_000_000 else 0)
+    res = analyse_result(sc, trace, pairs, banner)
+    expect(not res["ok"] and not res["only_misplaced"], "a zone 60 us off is not")
+    trace, pairs = make(stepped, n=200, step=10_000_000,
+                        error=lambda t: (-2_000_000
+                                         if T0 + 101 * 10_000_000 <= t < T0 + 150 * 10_000_000
+                                         else 0))
+    res = analyse_result(sc, trace, pairs, banner)
+    expect(not res["ok"] and not res["only_misplaced"], "nor are 49 zones a step off")
     trace, pairs = make(stepped, n=200, step=10_000_000, error=one_off,
                         doubt=lambda t: 1000 if t == T0 + 101 * 10_000_000 else 0)
     row, f = analyse(sc, trace, pairs, banner)
