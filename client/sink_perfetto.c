@@ -475,32 +475,29 @@ static void interned_entry(pf_sink *p, gz_pb *pb, uint32_t field, uint32_t id)
     gz_pb_end(pb, m);
 }
 
-/* InternedData with the ids the sequence has not sent yet. */
+/* InternedData with the ids the sequence has not sent yet, gathered in its
+ * fields' order (categories, event names, annotation names, source
+ * locations), as a reader may expect. */
 static void interned_data(pf_sink *p, gz_pb *pb, seq *s, const event *e, const event_ids *ids)
 {
     struct {
         uint32_t field, id;
-    } todo[3 + MAX_ANNOTS];
+    } unsent[3 + MAX_ANNOTS];
     uint32_t n = 0;
     if (ids->category && gz_pf_sent_add(&s->sent, ids->category))
-        todo[n++] = (typeof(todo[0])){INTERNED_CATEGORIES, ids->category};
+        unsent[n++] = (typeof(unsent[0])){INTERNED_CATEGORIES, ids->category};
     if (ids->name && gz_pf_sent_add(&s->sent, ids->name))
-        todo[n++] = (typeof(todo[0])){INTERNED_EVENT_NAMES, ids->name};
+        unsent[n++] = (typeof(unsent[0])){INTERNED_EVENT_NAMES, ids->name};
     for (uint32_t i = 0; i < e->nannots && i < MAX_ANNOTS; i++)
         if (ids->annots[i] && gz_pf_sent_add(&s->sent, ids->annots[i]))
-            todo[n++] = (typeof(todo[0])){INTERNED_ANNOTATION_NAMES, ids->annots[i]};
+            unsent[n++] = (typeof(unsent[0])){INTERNED_ANNOTATION_NAMES, ids->annots[i]};
     if (ids->loc && gz_pf_sent_add(&s->sent, ids->loc))
-        todo[n++] = (typeof(todo[0])){INTERNED_SOURCE_LOCATIONS, ids->loc};
+        unsent[n++] = (typeof(unsent[0])){INTERNED_SOURCE_LOCATIONS, ids->loc};
     if (!n)
         return;
-    /* InternedData's fields in field order, as a reader may expect. */
     size_t m = gz_pb_begin(pb, PKT_INTERNED_DATA);
-    static const uint32_t order[] = {INTERNED_CATEGORIES, INTERNED_EVENT_NAMES,
-                                     INTERNED_ANNOTATION_NAMES, INTERNED_SOURCE_LOCATIONS};
-    for (uint32_t k = 0; k < 4; k++)
-        for (uint32_t i = 0; i < n; i++)
-            if (todo[i].field == order[k])
-                interned_entry(p, pb, todo[i].field, todo[i].id);
+    for (uint32_t i = 0; i < n; i++)
+        interned_entry(p, pb, unsent[i].field, unsent[i].id);
     gz_pb_end(pb, m);
 }
 
