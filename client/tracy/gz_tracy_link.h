@@ -11,7 +11,7 @@
  * takes the data; one that comes while another is connected is told "not
  * available". When a profiler leaves, the next one may connect.
  *
- * Sessions: each profiler's connection is a session, numbered from 1. A
+ * Profiler connections: each one is a session of the link, numbered from 1. A
  * frame is encoded for one session (the receiver keeps references the
  * encoder mirrors, and a new profiler starts from none) and is sent only to
  * its profiler. gz_tracy_link_session says which session frames are for
