@@ -3,11 +3,12 @@
  * buffer 1; B: fill buffer 2, timestamp), each batch submitted and waited.
  * The span between the two timestamps is the batch's GPU time as the
  * program sees it. Run it without and with VK_LAYER_GPUZONES_timing (bench/run
- * --only vkgpu does, alternating): the layer puts its own timestamp command
- * buffers between A and B, and whatever they cost on the GPU shows in the span.
- * On a GPU that overlaps consecutive command buffers a layer that waited or
- * copied between them would serialize A and B, and the span would grow by
- * much more than a timestamp.
+ * --only vkgpu does, alternating): the layer writes its timestamps into A and
+ * B (A's end, B's begin; on lavapipe also its readback copy and barrier at
+ * A's end), and whatever they cost on the GPU shows in the span. On a GPU
+ * that overlaps consecutive command buffers a layer that waited or copied
+ * between them would serialize A and B, and the span would grow by much
+ * more than a timestamp.
  *
  *   gz-bench-vk-gpu-time [batches] [fill MiB]
  * Last line: key=value pairs (span_ns_p50, span_ns_p10, span_ns_p90, batches).
