@@ -11,16 +11,16 @@
  * takes the data; one that comes while another is connected is told "not
  * available". When a profiler leaves, the next one may connect.
  *
- * Profiler connections: each one is a session of the link, numbered from 1. A
- * frame is encoded for one session (the receiver keeps references the
- * encoder mirrors, and a new profiler starts from none) and is sent only to
- * its profiler. gz_tracy_link_session says which session frames are for
- * now: the first until its profiler leaves, then the next, and so on.
- * Frames for a session whose profiler has left, or for none that came, are
- * let go and counted.
+ * Profilers take the link in turns, numbered from 1: a frame is encoded
+ * for one turn (the receiver keeps references the encoder mirrors, and a
+ * new profiler starts from none) and is sent only to that turn's profiler.
+ * gz_tracy_link_turn says which turn frames are for now: the first until
+ * its profiler leaves, then the next, and so on. Frames for a turn whose
+ * profiler has left, or for one no profiler came to, are let go and
+ * counted.
  *
  * The sink (on the worker thread) and this thread share only what is behind
- * the link's mutex: frames to send, queries received, the session, the
+ * the link's mutex: frames to send, queries received, the turn, the
  * counters. The link never formats items and never blocks the sink: a
  * profiler that stops reading makes frames wait in memory, which the sink
  * bounds (gz_tracy_link_queued). */
@@ -73,22 +73,22 @@ gz_tracy_link *gz_tracy_link_open(const char *addr, uint16_t port,
 uint16_t gz_tracy_link_port(const gz_tracy_link *l);
 /* Whether the listener can be reached from other machines (not loopback). */
 bool gz_tracy_link_widened(const gz_tracy_link *l);
-/* Hands over one frame of whole items encoded for session (at most
+/* Hands over one frame of whole items encoded for a turn (at most
  * GZ_TRACY_FRAME_MAX bytes, malloc'd; the link frees it); counts: what it
  * holds; final: it ends the data (its profiler then has everything). */
-void gz_tracy_link_push(gz_tracy_link *l, uint8_t *frame, size_t len, uint32_t session,
+void gz_tracy_link_push(gz_tracy_link *l, uint8_t *frame, size_t len, uint32_t turn,
                         const gz_tracy_counts *counts, bool final);
-/* The session frames are for now (from 1). */
-uint32_t gz_tracy_link_session(gz_tracy_link *l);
-/* Whether the profiler of session was sent the final frame and has left:
+/* The turn frames are for now (from 1). */
+uint32_t gz_tracy_link_turn(gz_tracy_link *l);
+/* Whether the profiler of that turn was sent the final frame and has left:
  * it has everything. */
-bool gz_tracy_link_delivered(gz_tracy_link *l, uint32_t session);
+bool gz_tracy_link_delivered(gz_tracy_link *l, uint32_t turn);
 /* Bytes handed over and not yet sent or let go. */
 size_t gz_tracy_link_queued(gz_tracy_link *l);
-/* Takes up to max received queries (of the session's profiler); returns
+/* Takes up to max received queries (of the turn's profiler); returns
  * how many. */
 size_t gz_tracy_link_queries(gz_tracy_link *l, gz_tracy_query *out, size_t max);
-/* Waits up to ms for the session to change, a profiler to leave or a query
+/* Waits up to ms for the turn to change, a profiler to leave or a query
  * to arrive. */
 void gz_tracy_link_wait(gz_tracy_link *l, uint32_t ms);
 /* Stops the thread (within a few tens of ms whatever the peers do), closes

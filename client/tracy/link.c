@@ -37,7 +37,7 @@ typedef struct frame {
     struct frame *next;
     uint8_t *data;
     size_t len;
-    uint32_t session;
+    uint32_t turn;
     gz_tracy_counts counts;
     bool final;
 } frame;
@@ -58,9 +58,9 @@ struct gz_tracy_link {
     size_t queued;
     gz_tracy_query inbox[INBOX_MAX];
     size_t n_inbox;
-    uint32_t session;           /* frames are for this session now */
+    uint32_t turn;              /* frames are for this turn now */
     bool connected;             /* its profiler is connected */
-    uint32_t delivered_session; /* the last whose profiler got the final frame and left */
+    uint32_t delivered_turn;    /* the last whose profiler got the final frame and left */
     uint64_t changes;           /* bumped on every connect and leave */
     gz_tracy_link_totals totals;
     bool stop; /* also read without mu, atomically, inside long sends */
@@ -94,10 +94,10 @@ static bool stopping(gz_tracy_link *l)
     return __atomic_load_n(&l->stop, __ATOMIC_ACQUIRE);
 }
 
-/* The record of session's profiler (under mu). */
-static gz_tracy_peer_report *peer_of(gz_tracy_link *l, uint32_t session)
+/* The record of the profiler of a turn (under mu). */
+static gz_tracy_peer_report *peer_of(gz_tracy_link *l, uint32_t turn)
 {
-    uint32_t i = session - 1 < GZ_TRACY_MAX_PEERS ? session - 1 : GZ_TRACY_MAX_PEERS - 1;
+    uint32_t i = turn - 1 < GZ_TRACY_MAX_PEERS ? turn - 1 : GZ_TRACY_MAX_PEERS - 1;
     return &l->totals.peers[i];
 }
 
@@ -161,17 +161,17 @@ static void drop_pending(gz_tracy_link *l, pending *p, bool no_handshake)
         count(l, &l->totals.no_handshake);
 }
 
-/* A profiler has finished its handshake on fd: it takes the session's
+/* A profiler has finished its handshake on fd: it takes the current turn's
  * frames from now on. */
-static void start_session(gz_tracy_link *l, int fd, const char *addr)
+static void start_turn(gz_tracy_link *l, int fd, const char *addr)
 {
     LZ4_resetStream_fast(l->lz);
     l->window_off = 0;
     memset(&l->qreader, 0, sizeof l->qreader);
     l->csock = fd;
     pthread_mutex_lock(&l->mu);
-    gz_tracy_peer_report *r = peer_of(l, l->session);
-    if (l->session <= GZ_TRACY_MAX_PEERS)
+    gz_tracy_peer_report *r = peer_of(l, l->turn);
+    if (l->turn <= GZ_TRACY_MAX_PEERS)
         snprintf(r->addr, sizeof r->addr, "%s", addr);
     else
         snprintf(r->addr, sizeof r->addr, "later profilers");
@@ -186,18 +186,18 @@ static void start_session(gz_tracy_link *l, int fd, const char *addr)
         broadcast(l, -1); /* taken: profilers stop listing it as free */
 }
 
-/* The profiler has left (or stopped reading): the next session begins,
+/* The profiler has left (or stopped reading): the next turn begins,
  * and the next profiler may connect. */
-static void end_session(gz_tracy_link *l)
+static void end_turn(gz_tracy_link *l)
 {
     close(l->csock);
     l->csock = -1;
     pthread_mutex_lock(&l->mu);
-    gz_tracy_peer_report *r = peer_of(l, l->session);
+    gz_tracy_peer_report *r = peer_of(l, l->turn);
     r->left = true;
     if (r->got_final)
-        l->delivered_session = l->session;
-    l->session++;
+        l->delivered_turn = l->turn;
+    l->turn++;
     l->connected = false;
     l->n_inbox = 0;
     l->changes++;
@@ -236,7 +236,7 @@ static void handshake_done(gz_tracy_link *l, pending *p, uint32_t version)
         close(fd);
         return;
     }
-    start_session(l, fd, p->addr);
+    start_turn(l, fd, p->addr);
 }
 
 /* Reads what the peer in p has sent of its handshake (no more). */
@@ -349,7 +349,7 @@ static bool send_frame(gz_tracy_link *l, const frame *f)
     if (!send_all(l, l->csock, l->packet, (size_t)n + 4, 10000))
         return false;
     pthread_mutex_lock(&l->mu);
-    gz_tracy_peer_report *r = peer_of(l, l->session);
+    gz_tracy_peer_report *r = peer_of(l, l->turn);
     add_counts(&r->took, &f->counts);
     r->bytes_in += f->len;
     r->bytes_out += (uint64_t)n + 4;
@@ -360,13 +360,13 @@ static bool send_frame(gz_tracy_link *l, const frame *f)
     return true;
 }
 
-/* Lets go of frames of sessions gone by; returns the first frame of the
- * current session when its profiler is connected (taken off the queue),
+/* Lets go of frames of turns gone by; returns the first frame of the
+ * current turn when its profiler is connected (taken off the queue),
  * else NULL (they wait for it). */
 static frame *next_to_send(gz_tracy_link *l)
 {
     pthread_mutex_lock(&l->mu);
-    while (l->head && l->head->session < l->session)
+    while (l->head && l->head->turn < l->turn)
         lose(l, take_frame(l));
     frame *f = l->connected && l->head ? take_frame(l) : NULL;
     pthread_mutex_unlock(&l->mu);
@@ -418,7 +418,7 @@ static void *run(void *arg)
                 bool ok = send_frame(l, f);
                 free_frame(f);
                 if (!ok)
-                    end_session(l);
+                    end_turn(l);
             }
         } else {
             frame *f = next_to_send(l); /* only lets go of stale frames */
@@ -448,7 +448,7 @@ static void *run(void *arg)
             if (fds[i].revents && of[i]->fd >= 0)
                 read_hello(l, of[i]);
         if (l->csock >= 0 && cidx < nfds && fds[cidx].revents && !read_queries(l))
-            end_session(l);
+            end_turn(l);
         if (fds[0].revents)
             accept_all(l);
         now = now_ns();
@@ -522,7 +522,7 @@ gz_tracy_link *gz_tracy_link_open(const char *addr, uint16_t port,
     l->csock = l->usock = -1;
     for (int i = 0; i < MAX_PENDING; i++)
         l->pend[i].fd = -1;
-    l->session = 1;
+    l->turn = 1;
     l->lsock = listen_on(l, addr, port);
     if (l->lsock < 0) {
         gz_log("Tracy: no free TCP port in %u..%u on %s: listen mode is off", port,
@@ -577,7 +577,7 @@ bool gz_tracy_link_widened(const gz_tracy_link *l)
     return l->widened;
 }
 
-void gz_tracy_link_push(gz_tracy_link *l, uint8_t *data, size_t len, uint32_t session,
+void gz_tracy_link_push(gz_tracy_link *l, uint8_t *data, size_t len, uint32_t turn,
                         const gz_tracy_counts *counts, bool final)
 {
     frame *f = malloc(sizeof *f);
@@ -590,7 +590,7 @@ void gz_tracy_link_push(gz_tracy_link *l, uint8_t *data, size_t len, uint32_t se
         pthread_mutex_unlock(&l->mu);
         return;
     }
-    *f = (frame){.data = data, .len = len, .session = session, .final = final};
+    *f = (frame){.data = data, .len = len, .turn = turn, .final = final};
     if (counts)
         f->counts = *counts;
     pthread_mutex_lock(&l->mu);
@@ -603,18 +603,18 @@ void gz_tracy_link_push(gz_tracy_link *l, uint8_t *data, size_t len, uint32_t se
     pthread_mutex_unlock(&l->mu);
 }
 
-uint32_t gz_tracy_link_session(gz_tracy_link *l)
+uint32_t gz_tracy_link_turn(gz_tracy_link *l)
 {
     pthread_mutex_lock(&l->mu);
-    uint32_t s = l->session;
+    uint32_t s = l->turn;
     pthread_mutex_unlock(&l->mu);
     return s;
 }
 
-bool gz_tracy_link_delivered(gz_tracy_link *l, uint32_t session)
+bool gz_tracy_link_delivered(gz_tracy_link *l, uint32_t turn)
 {
     pthread_mutex_lock(&l->mu);
-    bool d = l->delivered_session == session;
+    bool d = l->delivered_turn == turn;
     pthread_mutex_unlock(&l->mu);
     return d;
 }

@@ -53,7 +53,7 @@ typedef struct gz_tracy_listen {
     gz_tracy_strtab cpu_last; /* packed tid -> value: end of its last CPU zone */
     gz_tracy_strtab marks;    /* frame name id -> value: its last mark */
     uint64_t *progress;       /* bumped while the exit waits for a profiler */
-    uint32_t session;         /* the link's session the encoder writes for */
+    uint32_t turn;            /* the link's turn the encoder writes for */
     gz_tracy_counts pending;  /* what the items not yet cut hold */
     bool final;               /* the end of the data is in the items not yet cut */
 
@@ -134,7 +134,7 @@ static void cut(gz_tracy_listen *s)
 {
     if (!s->enc.len || s->enc.failed)
         return;
-    gz_tracy_link_push(s->link, s->enc.buf, s->enc.len, s->session, &s->pending, s->final);
+    gz_tracy_link_push(s->link, s->enc.buf, s->enc.len, s->turn, &s->pending, s->final);
     s->sent.gpu_zones += s->pending.gpu_zones;
     s->sent.cpu_zones += s->pending.cpu_zones;
     s->sent.frame_marks += s->pending.frame_marks;
@@ -351,7 +351,7 @@ static void drop_end(void *user, unsigned lane, uint64_t end_ns)
  * references start afresh; every context still in use is made again (a
  * zone open in a lane belonged to the profiler that left: its end is not
  * sent). Names go by reference as before: the new profiler asks. */
-static void new_session(gz_tracy_listen *s, uint32_t session)
+static void new_turn(gz_tracy_listen *s, uint32_t turn)
 {
     s->unsent.gpu_zones += s->pending.gpu_zones;
     s->unsent.cpu_zones += s->pending.cpu_zones;
@@ -360,7 +360,7 @@ static void new_session(gz_tracy_listen *s, uint32_t session)
     s->pending = (gz_tracy_counts){0};
     gz_tracy_enc_free(&s->enc);
     gz_tracy_enc_init(&s->enc);
-    s->session = session;
+    s->turn = turn;
     s->last_tid_entry = 0;
     int64_t now = (int64_t)gz_tracy_now_ns();
     for (unsigned i = 0; i < 65536; i++) {
@@ -378,17 +378,17 @@ static void new_session(gz_tracy_listen *s, uint32_t session)
     }
 }
 
-static void follow_session(gz_tracy_listen *s)
+static void follow_turn(gz_tracy_listen *s)
 {
-    uint32_t now = gz_tracy_link_session(s->link);
-    if (now != s->session)
-        new_session(s, now);
+    uint32_t now = gz_tracy_link_turn(s->link);
+    if (now != s->turn)
+        new_turn(s, now);
 }
 
 static void l_flush(void *self)
 {
     gz_tracy_listen *s = self;
-    follow_session(s);
+    follow_turn(s);
     answer_queries(s);
     cut(s);
     s->queued = gz_tracy_link_queued(s->link);
@@ -462,20 +462,20 @@ static void l_close(void *self, const gz_sink_totals *totals)
     for (unsigned i = 0; i < 65536; i++)
         if (s->tracks[i] && s->tracks[i]->live)
             finish_track(s, s->tracks[i]);
-    follow_session(s);
+    follow_turn(s);
     send_end(s);
     /* Until the profiler has everything, or the wait is over. The wait is
      * progress to the exit's guard: the worker is not stuck. A profiler
      * that leaves early makes room for another, which gets the end. */
     uint64_t deadline = gz_tracy_now_ns() + (uint64_t)s->exit_wait_ms * 1000000ull;
-    while (!gz_tracy_link_delivered(s->link, s->session)) {
+    while (!gz_tracy_link_delivered(s->link, s->turn)) {
         uint64_t now = gz_tracy_now_ns();
         if (now >= deadline)
             break;
         if (s->progress)
             __atomic_fetch_add(s->progress, 1, __ATOMIC_RELAXED);
-        if (gz_tracy_link_session(s->link) != s->session) {
-            follow_session(s);
+        if (gz_tracy_link_turn(s->link) != s->turn) {
+            follow_turn(s);
             send_end(s);
         }
         answer_queries(s);
@@ -534,7 +534,7 @@ bool gz_tracy_listen_open(const gz_config *cfg, size_t budget, uint64_t *progres
     gz_tracy_strtab_init(&s->marks, 1u << 12, 64u << 20);
     s->budget = budget;
     s->progress = progress;
-    s->session = 1;
+    s->turn = 1;
     s->exit_wait_ms = cfg->tracy_exit_wait_ms;
     s->init_ns = (int64_t)gz_tracy_now_ns();
 

@@ -663,7 +663,7 @@ static int test_second_profiler(void)
     produce(&s, 1, 150, &at);
     pthread_join(ta, NULL); /* it has left */
     usleep(200000);
-    s.ops->flush(s.self); /* the sink follows the link to the next session */
+    s.ops->flush(s.self); /* the sink follows the link to the next turn */
     CHECK(pthread_create(&tb, NULL, profiler, &b) == 0);
     produce(&s, 1, 300, &at);
     char out[4096];
