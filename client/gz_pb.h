@@ -24,6 +24,18 @@ static inline void gz_pb_init(gz_pb *pb, uint8_t *buf, size_t cap)
 /* The bytes a varint of v takes (1 to 10). */
 size_t gz_pb_varint_size(uint64_t v);
 
+/* Writes v as a varint at o, which has room for it; returns the byte
+ * after it. */
+static inline uint8_t *gz_pb_varint_at(uint8_t *o, uint64_t v)
+{
+    while (v >= 0x80) {
+        *o++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *o++ = (uint8_t)v;
+    return o;
+}
+
 /* Fields: wire type 0 (varint: uint, int64 as two's complement, bool,
  * enum), 1 (fixed64, double) and 2 (length-delimited). A varint field is
  * written here where the buffer has room for the longest one (the common
@@ -35,19 +47,8 @@ static inline void gz_pb_varint(gz_pb *pb, uint32_t field, uint64_t v)
         gz_pb_varint_checked(pb, field, v);
         return;
     }
-    uint8_t *o = pb->buf + pb->len;
-    uint32_t tag = field << 3; /* wire type 0 */
-    while (tag >= 0x80) {
-        *o++ = (uint8_t)(tag | 0x80);
-        tag >>= 7;
-    }
-    *o++ = (uint8_t)tag;
-    while (v >= 0x80) {
-        *o++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *o++ = (uint8_t)v;
-    pb->len = (size_t)(o - pb->buf);
+    uint8_t *o = gz_pb_varint_at(pb->buf + pb->len, (uint64_t)field << 3); /* wire type 0 */
+    pb->len = (size_t)(gz_pb_varint_at(o, v) - pb->buf);
 }
 void gz_pb_fixed64(gz_pb *pb, uint32_t field, uint64_t v);
 void gz_pb_double(gz_pb *pb, uint32_t field, double v);

@@ -31,11 +31,7 @@ static void put_varint(gz_pb *pb, uint64_t v)
      * to size this one first. */
     if ((pb->full || pb->cap - pb->len < 10) && !room(pb, gz_pb_varint_size(v)))
         return;
-    while (v >= 0x80) {
-        pb->buf[pb->len++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    pb->buf[pb->len++] = (uint8_t)v;
+    pb->len = (size_t)(gz_pb_varint_at(pb->buf + pb->len, v) - pb->buf);
 }
 
 static void put_tag(gz_pb *pb, uint32_t field, unsigned wire)
