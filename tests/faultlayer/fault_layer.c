@@ -362,15 +362,15 @@ static uint64_t fake_ticks(uint64_t real_ns)
     return (fake.start + (uint64_t)llroundl(g / fake.tick_ns)) & fake.mask;
 }
 
-/* One line per value; flushed per call, so that the log is whole at every
- * moment the app is not inside one of our calls. */
 /* Whether the copy thread runs, flushing the log (under log_lock). */
 static bool log_flusher;
 
-/* Called where the values are read, often by a thread about to report
- * completion: a write to the file there would delay that report, and the
- * host time the layer above reads after it. With the copy thread running
- * the writes are left to it. */
+/* One line per value. Called where the values are read, often by a thread
+ * about to report completion: a write to the file there would delay that
+ * report, and the host time the layer above reads after it. So the log is
+ * flushed here only until the copy thread runs; from then on that thread
+ * flushes it every 500 naps (tens of milliseconds), and the destructor
+ * closes it. */
 static void log_values(const uint64_t *written, const uint64_t *real, uint32_t n)
 {
     pthread_mutex_lock(&log_lock);
